@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Proves cudojo's GPU behaviour on a machine with an NVIDIA GPU and writes the transcript that
+# evidence/ keeps. Run from the repository root after scripts/setup.sh (or with a copied build/):
+#   scripts/gpu-check.sh [TRANSCRIPT]     default: evidence/<UTC date>-<gpu>-check.txt
+# It runs: the GPU end-to-end tests; every reference and starter; the early-return kernel ten
+# times; a hanging kernel followed by a normal check; the whole submission corpus against the
+# expectations in each file's first line; and the wall time of a full check. Exit 0 only if
+# every expectation held.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+cudojo=build/cudojo
+gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
+transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-check.txt}
+mkdir -p "$(dirname "$transcript")"
+export NO_COLOR=1
+failures=0
+
+# Everything below goes to the terminal and the transcript.
+exec > >(tee "$transcript") 2>&1
+
+seconds() { local ms=$((($2 - $1) / 1000000)); printf '%d.%03d s' $((ms / 1000)) $((ms % 1000)); }
+expect_fail() { echo "EXPECTATION FAILED: $*"; failures=$((failures + 1)); }
+
+# One field of a report on stdin, by a Python expression over `r` (the report).
+field() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
+
+echo "# cudojo GPU check"
+echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "command: scripts/gpu-check.sh $*"
+echo "commit:  $(git rev-parse --short HEAD 2>/dev/null || echo 'not a git checkout') $(git status --porcelain 2>/dev/null | grep -q . && echo '(with uncommitted changes)')"
+echo "host:    $(uname -srm)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+echo "nvcc:    $(nvcc --version 2>/dev/null | tail -1)"
+echo
+
+echo "## 1. GPU end-to-end tests (gtest, label gpu)"
+build/cudojo_e2e_tests --gtest_filter='Gpu*' 2>&1 || expect_fail "GPU end-to-end tests"
+echo
+
+echo "## 2. References and starters"
+declare -A starter_expect=([1]=wrong_answer [2]=wrong_answer [3]=too_slow [4]=too_slow)
+for folder in course/reduction/*/; do
+  stage=$(grep '^id = ' "$folder/stage.toml" | cut -d'"' -f2)
+  number=${stage#reduction/}
+  echo "### $stage reference.cu"
+  start=$(date +%s%N)
+  $cudojo check "$stage" "$folder/reference.cu"
+  code=$?
+  end=$(date +%s%N)
+  printf 'exit %d, wall %s\n\n' "$code" "$(seconds "$start" "$end")"
+  [ $code -eq 0 ] || expect_fail "$stage reference not accepted"
+  echo "### $stage starter.cu (expected ${starter_expect[$number]})"
+  $cudojo check "$stage" "$folder/starter.cu"
+  verdict=$($cudojo check "$stage" "$folder/starter.cu" --json | field 'r["verdict"]')
+  echo "second run verdict: $verdict"
+  [ "$verdict" = "${starter_expect[$number]}" ] || expect_fail "$stage starter gave $verdict"
+  echo
+done
+
+echo "## 3. Early return in the stage-3 fold, 10 runs (fresh data seed each run)"
+caught=0
+for run in $(seq 1 10); do
+  line=$($cudojo check reduction/3 tests/submissions/reduction-3/early_return.cu --json |
+         field '"%s %s seed=%d" % (r["verdict"], ",".join(f["code"] for f in r["findings"]), r["seed"])')
+  echo "run $run: $line"
+  case "$line" in wrong_answer*uninitialized_shared*) caught=$((caught + 1)) ;; esac
+done
+echo "caught as wrong_answer with uninitialized_shared: $caught of 10"
+[ $caught -eq 10 ] || expect_fail "early return caught only $caught of 10 times"
+echo
+
+echo "## 4. A hanging kernel, then a normal check"
+start=$(date +%s%N)
+$cudojo check reduction/3 tests/submissions/reduction-3/hang.cu
+end=$(date +%s%N)
+printf 'wall %s\n' "$(seconds "$start" "$end")"
+$cudojo check reduction/3 course/reduction/03-block-tree/reference.cu --json |
+  field '"next check: %s (%.0f ms)" % (r["verdict"], r["wall_ms"])'
+echo
+
+echo "## 5. Corpus: tests/submissions (expectation on each file's first line)"
+printf '%-42s %-22s %-22s %s\n' file expected got result
+for file in tests/submissions/*/*.cu; do
+  stage=$(basename "$(dirname "$file")" | sed 's/-/\//')
+  expectation=$(head -1 "$file" | sed 's|^// expect: ||')
+  report=$($cudojo check "$stage" "$file" --json)
+  result=$(EXPECT="$expectation" python3 -c '
+import json, os, sys
+r = json.load(sys.stdin)
+want = dict(kv.split("=", 1) for kv in os.environ["EXPECT"].replace(" output=", "\toutput=").replace(" ", "\t").split("\t") if "=" in kv)
+codes = [f["code"] for f in r["findings"]]
+problems = []
+if r["verdict"] != want["verdict"]: problems.append("verdict")
+if "finding" in want and want["finding"] not in codes: problems.append("finding " + want["finding"])
+if "error" in want and r.get("error_name") != want["error"]: problems.append("error %s" % r.get("error_name"))
+if "output" in want and want["output"] not in r["output"]["captured"]: problems.append("output")
+got = r["verdict"] + ("(" + ",".join(codes) + ")" if codes else "")
+print("%s %s" % (got, "ok" if not problems else "MISMATCH: " + "; ".join(problems)))
+' <<<"$report")
+  printf '%-42s %-22s %s\n' "${file#tests/submissions/}" "$(echo "$expectation" | cut -d' ' -f1 | cut -d= -f2)" "$result"
+  case "$result" in *MISMATCH*) expect_fail "$file: $result" ;; esac
+done
+echo
+
+echo "## 6. Wall time of a full check (reduction/3 reference.cu), 5 runs"
+for run in 1 2 3 4 5; do
+  start=$(date +%s%N)
+  $cudojo check reduction/3 course/reduction/03-block-tree/reference.cu --json >/tmp/cudojo_wall.json
+  end=$(date +%s%N)
+  printf 'run %d: wall %s, verdict %s\n' "$run" "$(seconds "$start" "$end")" "$(field 'r["verdict"]' </tmp/cudojo_wall.json)"
+done
+echo "one full JSON report from the last run:"
+cat /tmp/cudojo_wall.json
+echo
+
+echo "## Summary"
+if [ $failures -eq 0 ]; then echo "all expectations held"; else echo "$failures expectation(s) failed"; fi
+exit $((failures > 0))

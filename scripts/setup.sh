@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine that already has the CUDA 13 toolkit, then configures and
+# builds cudojo into ./build. Safe to run again: apt and cmake skip what is already done.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
+          libfmt-dev libgtest-dev)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}"
+fi
+
+cuda_root="${CUDA_HOME:-/usr/local/cuda}"
+if [ ! -x "$cuda_root/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
+  echo "setup: the CUDA 13 toolkit was not found at $cuda_root (set CUDA_HOME)" >&2
+  exit 1
+fi
+
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root"
+cmake --build build -j "$(nproc)"

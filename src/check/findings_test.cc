@@ -1,0 +1,147 @@
+#include "check/findings.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace cudojo {
+namespace {
+
+ReferenceSum ref_of(double sum, double abs, std::int64_t terms) { return {sum, abs, terms}; }
+
+float unwritten() {
+  float value;
+  std::memcpy(&value, &kUnwrittenPartialBits, sizeof value);
+  return value;
+}
+
+TEST(Findings, ExactDataIsJudgedBitwiseInexactByTolerance) {
+  EXPECT_TRUE(judge_total("exact", 4, true, 6.0f, ref_of(6, 6, 4)).ok);
+  EXPECT_FALSE(judge_total("exact", 4, true, 6.0000005f, ref_of(6, 6, 4)).ok);
+  EXPECT_TRUE(judge_total("fractional", 4, false, 6.0000005f, ref_of(6, 6, 4)).ok);
+}
+
+TEST(Findings, LostIncrementsAreNamedLostUpdates) {
+  FindingSet findings;
+  const std::int64_t counts[] = {75, 85, 1048576};
+  add_count_findings(counts, 1048576, findings);
+  auto list = findings.finish();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "lost_updates");
+  EXPECT_NE(list[0].message.find("75, 85"), std::string::npos);
+}
+
+TEST(Findings, ExactCountsGiveNoFinding) {
+  FindingSet findings;
+  const std::int64_t counts[] = {1048576, 1048576};
+  add_count_findings(counts, 1048576, findings);
+  EXPECT_TRUE(findings.finish().empty());
+}
+
+TEST(Findings, PatternDependentResultIsUninitializedShared) {
+  FindingSet findings;
+  add_poison_findings(257, {{257.0f + 3.0e6f}, {257.0f - 7.0e5f}, {257.0f + 3.0e6f}}, findings);
+  auto list = findings.finish();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "uninitialized_shared");
+  EXPECT_NE(list[0].message.find("n = 257"), std::string::npos);
+}
+
+TEST(Findings, GuardDependentResultIsOutOfBounds) {
+  FindingSet findings;
+  add_poison_findings(255, {{300.0f}, {300.0f}, {-250.0f}}, findings);
+  auto list = findings.finish();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "out_of_bounds");
+}
+
+TEST(Findings, StableResultGivesNoPoisonFinding) {
+  FindingSet findings;
+  add_poison_findings(255, {{300.0f}, {300.0f}, {300.0f}}, findings);
+  EXPECT_TRUE(findings.finish().empty());
+}
+
+TEST(Findings, SameCodeAtSeveralSizesIsOneFindingListingTheSizes) {
+  FindingSet findings;
+  for (std::int64_t n : {1, 255, 257}) add_poison_findings(n, {{1.0f}, {2.0f}, {1.0f}}, findings);
+  auto list = findings.finish();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_NE(list[0].message.find("n = 1, 255, 257"), std::string::npos) << list[0].message;
+}
+
+TEST(Findings, InputWritesAreInputModified) {
+  FindingSet findings;
+  add_input_findings(1000, 0, 1000, findings);
+  ASSERT_TRUE(findings.has("input_modified"));
+  FindingSet none;
+  add_input_findings(1000, -1, 0, none);
+  EXPECT_TRUE(none.finish().empty());
+}
+
+TEST(Findings, TotalInPartialZeroIsPartialContract) {
+  // Four blocks of one value each (1, 2, 3, 4); the kernel put the total in slot 0 only.
+  std::vector<ReferenceSum> blocks = {ref_of(1, 1, 1), ref_of(2, 2, 1), ref_of(3, 3, 1), ref_of(4, 4, 1)};
+  std::vector<float> partial = {10.0f, unwritten(), unwritten(), unwritten()};
+  auto analysis = analyse_partials(partial, blocks, true, ref_of(10, 10, 4));
+  EXPECT_TRUE(analysis.slot0_holds_total);
+  EXPECT_EQ(analysis.unwritten, 3);
+  FindingSet findings;
+  add_partial_findings(4, analysis, findings);
+  auto list = findings.finish();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "partial_contract");
+  EXPECT_NE(list[0].message.find("partial[0] holds the sum of the whole array"), std::string::npos);
+  EXPECT_FALSE(judge_partials("exact", 4, analysis, ref_of(10, 10, 4)).ok);
+}
+
+TEST(Findings, TotalInPartialZeroWithZerosElsewhereIsStillWrong) {
+  // The case a total-only judge accepts: the slots add up to the total.
+  std::vector<ReferenceSum> blocks = {ref_of(1, 1, 1), ref_of(2, 2, 1), ref_of(3, 3, 1), ref_of(4, 4, 1)};
+  std::vector<float> partial = {10.0f, 0.0f, 0.0f, 0.0f};
+  auto analysis = analyse_partials(partial, blocks, true, ref_of(10, 10, 4));
+  EXPECT_DOUBLE_EQ(analysis.host_total, 10.0);
+  TestResult test = judge_partials("exact", 4, analysis, ref_of(10, 10, 4));
+  EXPECT_FALSE(test.ok);
+  EXPECT_DOUBLE_EQ(test.got, test.expected);  // the total alone would have passed
+}
+
+TEST(Findings, UnwrittenSlotsArePartialContract) {
+  std::vector<ReferenceSum> blocks = {ref_of(1, 1, 1), ref_of(2, 2, 1)};
+  std::vector<float> partial = {1.0f, unwritten()};
+  auto analysis = analyse_partials(partial, blocks, true, ref_of(3, 3, 2));
+  EXPECT_FALSE(analysis.slot0_holds_total);
+  EXPECT_EQ(analysis.first_bad_block, 1);
+  FindingSet findings;
+  add_partial_findings(2, analysis, findings);
+  EXPECT_TRUE(findings.has("partial_contract"));
+}
+
+TEST(Findings, RightPartialsPass) {
+  std::vector<ReferenceSum> blocks = {ref_of(1, 1, 1), ref_of(2, 2, 1)};
+  std::vector<float> partial = {1.0f, 2.0f};
+  auto analysis = analyse_partials(partial, blocks, true, ref_of(3, 3, 2));
+  EXPECT_TRUE(judge_partials("exact", 2, analysis, ref_of(3, 3, 2)).ok);
+}
+
+TEST(Findings, DisagreeingRunsOnExactDataAreNondeterministic) {
+  FindingSet findings;
+  const std::uint64_t prints[] = {1, 1, 2};
+  add_determinism_findings(4194304, prints, findings);
+  EXPECT_TRUE(findings.has("nondeterministic"));
+  const std::uint64_t same[] = {7, 7, 7};
+  FindingSet none;
+  add_determinism_findings(4194304, same, none);
+  EXPECT_TRUE(none.finish().empty());
+}
+
+TEST(Findings, FingerprintSeesEveryBit) {
+  const float a[] = {1.0f, 2.0f};
+  const float b[] = {1.0f, 2.0000002f};
+  const float c[] = {2.0f, 1.0f};
+  EXPECT_NE(fingerprint(a), fingerprint(b));
+  EXPECT_NE(fingerprint(a), fingerprint(c));
+  EXPECT_EQ(fingerprint(a), fingerprint(a));
+}
+
+}  // namespace
+}  // namespace cudojo

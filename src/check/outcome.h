@@ -1,0 +1,63 @@
+// What checking a submission produces: one TestResult per (size, data) case, and findings that say
+// in the lesson's words why a result was wrong. Finding codes are a stable vocabulary
+// (docs/verdicts.md); the messages are for people and never parsed.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudojo {
+
+namespace finding_code {
+inline constexpr std::string_view kLostUpdates = "lost_updates";
+inline constexpr std::string_view kWrongValue = "wrong_value";
+inline constexpr std::string_view kUninitializedShared = "uninitialized_shared";
+inline constexpr std::string_view kOutOfBounds = "out_of_bounds";
+inline constexpr std::string_view kPartialContract = "partial_contract";
+inline constexpr std::string_view kInputModified = "input_modified";
+inline constexpr std::string_view kNondeterministic = "nondeterministic";
+}  // namespace finding_code
+
+struct TestResult {
+  std::string name;  // "exact n=257"
+  std::int64_t n = 0;
+  std::string data;  // "exact", "fractional", "random_signed", "count"
+  double expected = 0;
+  double got = 0;
+  bool ok = false;
+  std::string detail;  // e.g. "tolerance 9.8e-04, error 3.6e-05" or "bitwise"
+};
+
+struct Finding {
+  std::string code;
+  std::string message;
+  std::optional<int> line;
+};
+
+// Collects findings, one per code: a second sighting of the same code adds its size to the first
+// instead of repeating the sentence.
+class FindingSet {
+ public:
+  void add(std::string_view code, std::string message, std::optional<std::int64_t> at_size = {});
+  bool has(std::string_view code) const;
+  std::vector<Finding> finish() const;
+
+ private:
+  struct Entry {
+    Finding finding;
+    std::vector<std::int64_t> sizes;
+  };
+  std::vector<Entry> entries_;
+};
+
+void to_json(nlohmann::json& j, const TestResult& test);
+void from_json(const nlohmann::json& j, TestResult& test);
+void to_json(nlohmann::json& j, const Finding& finding);
+void from_json(const nlohmann::json& j, Finding& finding);
+
+}  // namespace cudojo

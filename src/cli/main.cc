@@ -1,0 +1,200 @@
+// cudojo: practice and judge CUDA kernels. This file only parses the command line, calls the
+// library and chooses the exit code; everything else lives in the folders of the data flow.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "compile/nvrtc_compiler.h"
+#include "contract/contract_info.h"
+#include "run/judge.h"
+#include "run/protocol.h"
+#include "stage/stage.h"
+
+namespace {
+
+using namespace cudojo;
+
+constexpr int kExitUsage = 2;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+const Stage& require_stage(const std::vector<Stage>& course, const std::string& id) {
+  if (const Stage* stage = find_stage(course, id)) return *stage;
+  std::string known;
+  for (const auto& s : course) known += fmt::format("\n  {:<14} {}", s.id, s.slug_id());
+  throw UsageError(fmt::format("no stage '{}'. Stages:{}", id, known));
+}
+
+std::string launch_text(const Stage& stage) {
+  const auto& l = stage.launch;
+  std::string grid = l.fixed_blocks ? fmt::format("{} blocks", *l.fixed_blocks)
+                                    : fmt::format("ceil(N / {}) blocks", l.threads_per_block);
+  return fmt::format("{} x {} threads, {} bytes of dynamic shared memory", grid, l.threads_per_block,
+                     l.dynamic_shared_bytes);
+}
+
+std::string signature_text(const Stage& stage) {
+  return fmt::format("__global__ void {}({})", stage.kernel, find_contract_info(stage.contract)->parameters);
+}
+
+std::string gate_text(const Stage& stage) {
+  if (stage.gate.rule == GateRule::kCorrectness) return "correctness: every test passes";
+  return fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
+                     stage.gate.max_time_ratio);
+}
+
+nlohmann::json stage_json(const Stage& stage, bool with_text) {
+  nlohmann::json j = stage;
+  j["alias"] = stage.slug_id();
+  j["signature"] = signature_text(stage);
+  j["launch_text"] = launch_text(stage);
+  j["driver"] = find_contract_info(stage.contract)->driver;
+  j["gate_text"] = gate_text(stage);
+  if (with_text) {
+    j["lesson"] = stage.lesson_markdown;
+    j["starter"] = stage.starter_source;
+  }
+  return j;
+}
+
+int cmd_stages(const std::vector<Stage>& course, bool json) {
+  if (json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& stage : course) list.push_back(stage_json(stage, false));
+    std::cout << list.dump(2) << "\n";
+    return 0;
+  }
+  for (const auto& stage : course) {
+    std::cout << fmt::format("{:<13} {:<26} {}\n", stage.id, stage.slug_id(), stage.title);
+    std::cout << fmt::format("{:<13} {}\n", "", stage.summary);
+  }
+  return 0;
+}
+
+int cmd_show(const Stage& stage, bool json) {
+  if (json) {
+    std::cout << stage_json(stage, true).dump(2) << "\n";
+    return 0;
+  }
+  std::cout << fmt::format("{}  ({})  {}\n\n", stage.id, stage.slug_id(), stage.title);
+  std::cout << stage.lesson_markdown << "\n";
+  std::cout << "## The kernel you write\n\n    " << signature_text(stage) << "\n\n";
+  std::cout << "## Launch\n\n    " << launch_text(stage) << "\n\n";
+  std::cout << "## What the driver checks\n\n" << find_contract_info(stage.contract)->driver << "\n";
+  if (!stage.test_sizes.empty()) {
+    std::cout << fmt::format("\nSizes: {}. Data: {}. Performance size: {}. Repeats: {}.\n",
+                             fmt::join(stage.test_sizes, ", "), fmt::join(stage.data_sets, ", "),
+                             stage.performance_size, stage.runs);
+  } else {
+    std::cout << fmt::format("\nRepeats: {}.\n", stage.runs);
+  }
+  std::cout << "\n## Gate\n\n    " << gate_text(stage) << "\n\n";
+  std::cout << fmt::format("Start with:  cudojo starter {} > mine.cu && cudojo check {} mine.cu\n", stage.id,
+                           stage.id);
+  return 0;
+}
+
+std::string read_submission(const std::string& path, std::size_t limit) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read '{}'", path));
+  std::ostringstream text;
+  // Read one byte past the limit so the judge can say by how much, without reading a huge file.
+  std::vector<char> buffer(limit + 1);
+  in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
+  return std::string(buffer.data(), static_cast<std::size_t>(in.gcount()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::string(argv[1]) == "worker") return cudojo::worker_main();
+
+  CLI::App app{
+      "cudojo: learn and prove CUDA kernel skills. Take a stage, edit its kernel, and check it on the GPU:\n"
+      "  cudojo stages                        list the track\n"
+      "  cudojo show reduction/3              lesson, kernel signature, launch, checks, gate\n"
+      "  cudojo starter reduction/3 > mine.cu the starter kernel\n"
+      "  cudojo check reduction/3 mine.cu     compile, run, check, time, gate, explain\n"
+      "Exit codes: 0 accepted, 1 any other verdict on your kernel, 2 usage error, no GPU, or judge failure."};
+  app.require_subcommand(1);
+  std::string course_dir = default_course_root().string();
+  app.add_option("--course", course_dir, "Course folder (default: $CUDOJO_COURSE or the bundled course)");
+
+  bool json = false;
+  auto* stages = app.add_subcommand("stages", "List the stages of the track, one line each");
+  stages->add_flag("--json", json, "Print JSON instead of text");
+
+  std::string stage_id;
+  auto* show = app.add_subcommand("show", "Show a stage: lesson, kernel signature, launch, checks and gate");
+  show->add_option("stage", stage_id, "Stage id (reduction/3) or alias (reduction/block-tree)")->required();
+  show->add_flag("--json", json, "Print JSON instead of text");
+
+  auto* starter = app.add_subcommand("starter", "Print the stage's starter kernel, a complete .cu file");
+  starter->add_option("stage", stage_id, "Stage id or alias")->required();
+
+  std::string file;
+  std::string arch;
+  std::uint64_t seed = 0;
+  std::string colour = "auto";
+  auto* check = app.add_subcommand(
+      "check",
+      "Judge a kernel: compile with NVRTC, run in a separate worker process on the GPU under the stage's "
+      "driver, check against adversarial tests, time against the reference, apply the gate, explain.");
+  check->add_option("stage", stage_id, "Stage id or alias")->required();
+  check->add_option("file", file, "Your .cu file holding the stage's kernel")->required();
+  check->add_flag("--json", json, "Print one JSON object (the report) instead of the table");
+  check->add_option("--arch", arch, "Compile for this architecture (default: the GPU's own, sm_90 without one)");
+  auto* seed_option = check->add_option("--seed", seed, "Seed for the random test data (default: fresh each run)");
+  check->add_option("--color", colour, "Colour in the text report: auto (default; honours NO_COLOR), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : kExitUsage;
+  }
+
+  try {
+    const auto course = load_course(course_dir);
+    if (*stages) return cmd_stages(course, json);
+    const Stage& stage = require_stage(course, stage_id);
+    if (*show) return cmd_show(stage, json);
+    if (*starter) {
+      std::cout << stage.starter_source;
+      return 0;
+    }
+
+    CheckRequest request;
+    request.stage = &stage;
+    request.source = read_submission(file, request.limits.max_source_bytes);
+    request.file_name = sanitize_file_name(file);
+    if (!arch.empty()) request.arch = arch;
+    if (*seed_option) request.seed = seed;
+    request.worker_executable = self_executable();
+    request.cuda_include_dir = default_cuda_include_dir();
+    const Report report = run_check(request);
+    if (json) {
+      std::cout << nlohmann::json(report).dump(2) << "\n";
+    } else {
+      const bool use_colour = colour == "always" || (colour == "auto" && colour_wanted(1));
+      std::cout << render_text(report, use_colour);
+    }
+    return exit_code(report.verdict);
+  } catch (const UsageError& error) {
+    std::cerr << "cudojo: " << error.what() << "\n";
+    return kExitUsage;
+  } catch (const StageError& error) {
+    std::cerr << "cudojo: course data problem: " << error.what() << "\n";
+    return kExitUsage;
+  } catch (const std::exception& error) {
+    std::cerr << "cudojo: internal error: " << error.what() << "\n";
+    return kExitUsage;
+  }
+}

@@ -1,0 +1,30 @@
+// Every limit the judge enforces, in one table. Numbers scattered through the code drift apart;
+// here they are data that a reader (and the docs) can see at once.
+#pragma once
+
+#include <cstddef>
+
+namespace cudojo {
+
+struct JudgeLimits {
+  // Learner input.
+  std::size_t max_source_bytes = 64 * 1024;
+  // NVRTC's log is learner-influenced (one error per line of a long file); keep what a human reads.
+  std::size_t max_compile_log_bytes = 32 * 1024;
+  // Device printf output captured from the worker; the rest is drained and dropped.
+  std::size_t max_output_bytes = 16 * 1024;
+
+  // Wall-clock budgets the parent enforces on the worker, in milliseconds.
+  // Start-up covers process start, CUDA context creation and both NVRTC compiles.
+  double startup_budget_ms = 60'000;
+  // Each later phase gets floor + launches x reference time x factor, capped. The factor is large
+  // because a correct-but-slow kernel (one atomic per element) is a verdict of too_slow, not a
+  // timeout; the cap keeps a hung kernel from holding the GPU for long.
+  double phase_floor_ms = 3'000;
+  double phase_launch_factor = 2'000;
+  double phase_cap_ms = 20'000;
+};
+
+inline constexpr JudgeLimits kDefaultLimits{};
+
+}  // namespace cudojo

@@ -1,0 +1,56 @@
+// Compiles one submission (or a reference) with NVRTC to a cubin for one GPU architecture.
+// The source is scanned by include_policy first; the kernel's signature is checked by the compiler
+// itself (a static_assert appended after the learner's last line), and every diagnostic is mapped
+// back to the learner's file and line, or rewritten when it comes from the judge's own lines.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudojo {
+
+struct Diagnostic {
+  std::string file;
+  int line = 0;               // 0 when the diagnostic names no line
+  std::string severity;       // "error", "warning", "catastrophic error", "remark"
+  std::string message;
+};
+
+struct CompileRequest {
+  std::string source;
+  std::string file_name = "submission.cu";  // as the learner's diagnostics will name it
+  std::string kernel_name;
+  std::string kernel_parameters;     // "const float* X, float* out, int N", for messages
+  std::string kernel_pointer_type;   // "void (*)(const float*, float*, int)"
+  std::string arch = "sm_90";
+  std::string cuda_include_dir;      // the toolkit's include/ (cooperative_groups, cuda/std, cub)
+  std::size_t max_source_bytes = 64 * 1024;
+  std::size_t max_log_bytes = 32 * 1024;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string log;  // NVRTC's log (capped), or the judge's own refusal
+  std::vector<Diagnostic> diagnostics;
+  std::vector<char> cubin;
+  std::string lowered_name;  // the symbol to load: "reduce" or its mangled C++ name
+  double compile_ms = 0;
+};
+
+CompileResult compile_kernel(const CompileRequest& request);
+
+// Parses NVRTC's log ("file(12): error: message") into diagnostics.
+std::vector<Diagnostic> parse_nvrtc_log(const std::string& log);
+
+// NVRTC's version, e.g. "13.0".
+std::string nvrtc_version();
+
+// The CUDA include folder: $CUDOJO_CUDA_INCLUDE, else the toolkit found at build time, else
+// /usr/local/cuda/include.
+std::string default_cuda_include_dir();
+
+// A learner's file name made safe to appear in diagnostics ("../x y.cu" -> "x_y.cu").
+std::string sanitize_file_name(const std::string& path);
+
+}  // namespace cudojo

@@ -1,0 +1,72 @@
+// The GPU side of a contract: how the host drives a kernel of that contract, checks it and times it.
+// Written once per contract; a stage names one and supplies sizes, data and gate as data.
+// Runs in the worker only. Learner faults surface as LearnerFault; anything else is the judge's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "check/outcome.h"
+#include "measure/stats.h"
+#include "report/report.h"
+#include "run/gpu.h"
+#include "stage/stage.h"
+
+namespace cudojo {
+
+// How the driver tells the parent what it is about to do, so the parent can set the time limit.
+class PhaseAnnouncer {
+ public:
+  virtual ~PhaseAnnouncer() = default;
+  virtual void reference_time(double ms) = 0;
+  virtual void phase(std::string_view name, int launches) = 0;
+};
+
+struct ContractContext {
+  const Stage& stage;
+  GpuSession& gpu;
+  const LoadedKernel& submission;
+  const LoadedKernel& reference;
+  std::uint64_t seed;
+  PhaseAnnouncer& announce;
+};
+
+struct ContractOutcome {
+  std::vector<TestResult> tests;
+  FindingSet findings;
+  std::vector<DeterminismResult> determinism;
+  std::optional<TimeStats> submission_time;
+  std::optional<TimeStats> reference_time;
+  std::int64_t timed_n = 0;
+  double bytes_read_per_launch = 0;  // 0: the contract reads no input (bandwidth is meaningless)
+};
+
+class ContractDriver {
+ public:
+  virtual ~ContractDriver() = default;
+  // The reference alone at the performance size, before any learner code runs: its median sets
+  // the time limits for the phases that follow.
+  virtual double time_reference(ContractContext& context) = 0;
+  // Every test case, poisoning variants and determinism runs.
+  virtual void run_tests(ContractContext& context, ContractOutcome& outcome) = 0;
+  // Interleaved timing of submission and reference at the performance size.
+  virtual void measure(ContractContext& context, ContractOutcome& outcome) = 0;
+};
+
+std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract);
+
+// Per-case seed: fresh per run (from the job's seed) yet reproducible from it.
+std::uint64_t case_seed(std::uint64_t run_seed, std::string_view data, std::int64_t n);
+
+}  // namespace cudojo
+
+namespace cudojo {
+std::unique_ptr<ContractDriver> make_counter_driver();
+// one_accumulator (partial_per_block = false) and partial_per_block share one driver: the same
+// input, poisoning and timing; they differ in the output buffer and how it is judged.
+std::unique_ptr<ContractDriver> make_float_sum_driver(bool partial_per_block);
+}  // namespace cudojo

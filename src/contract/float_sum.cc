@@ -1,0 +1,232 @@
+// The float-sum contracts:
+//   one_accumulator    `__global__ void NAME(const float* X, float* out, int N)`; *out starts at 0
+//                      and must end as the sum of X[0..N).
+//   partial_per_block  `__global__ void NAME(const float* X, float* partial, int N)`; partial[b]
+//                      must end as block b's own sum; the host adds them.
+// Both launch ceil(N / threads) blocks with the stage's dynamic shared memory.
+//
+// What the driver does around each learner launch, and why:
+//   - X is followed by a guard region filled with a pattern; changing the pattern must not change
+//     the answer (else a thread read past N).
+//   - Every SM's shared memory is filled with a pattern first; on exact data the launch is repeated
+//     under a second pattern, and the answer must not change (else a shared slot was read unwritten).
+//   - partial[] is filled with a NaN payload, so unwritten slots are visible.
+//   - X is read back and compared with the host copy (a kernel must not write its input).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "check/findings.h"
+#include "contract/driver.h"
+#include "measure/timing.h"
+
+namespace cudojo {
+
+namespace {
+
+// Long enough to cover a whole block's worth of reads past N at any block size.
+constexpr std::int64_t kGuardElements = 4096;
+
+class FloatSumDriver : public ContractDriver {
+ public:
+  explicit FloatSumDriver(bool partial_per_block) : partial_(partial_per_block) {}
+
+  double time_reference(ContractContext& context) override {
+    allocate(context);
+    upload_case(context, DataKind::kExact, context.stage.performance_size, kGuardPoisonA);
+    return time_alone(context.gpu, timed(context, context.reference, context.stage.performance_size, false), 5)
+        .median_ms;
+  }
+
+  void run_tests(ContractContext& context, ContractOutcome& outcome) override {
+    const Stage& stage = context.stage;
+    int launches = 0;
+    for (const auto& name : stage.data_sets) {
+      launches += static_cast<int>(stage.test_sizes.size()) * (name == "exact" ? 4 : 1);
+    }
+    context.announce.phase("tests", launches);
+    for (const auto& name : stage.data_sets) {
+      const DataKind kind = *parse_data_kind(name);
+      for (std::int64_t n : stage.test_sizes) run_case(context, kind, n, outcome);
+    }
+
+    context.announce.phase("determinism", 2 * stage.runs);
+    determinism(context, DataKind::kExact, outcome);
+    determinism(context, DataKind::kRandomSigned, outcome);
+  }
+
+  void measure(ContractContext& context, ContractOutcome& outcome) override {
+    const std::int64_t n = context.stage.performance_size;
+    context.announce.phase("timing", 2 * (kWarmupLaunches + StopRule::Settings{}.max_samples));
+    upload_case(context, DataKind::kExact, n, kGuardPoisonA);
+    auto times = time_interleaved(context.gpu, timed(context, context.submission, n, true),
+                                  timed(context, context.reference, n, false));
+    outcome.submission_time = times.submission;
+    outcome.reference_time = times.reference;
+    outcome.timed_n = n;
+    outcome.bytes_read_per_launch = static_cast<double>(n) * sizeof(float);
+  }
+
+ private:
+  int blocks_for(const ContractContext& context, std::int64_t n) const {
+    const int threads = context.stage.launch.threads_per_block;
+    return static_cast<int>((n + threads - 1) / threads);
+  }
+
+  void allocate(ContractContext& context) {
+    if (x_.get()) return;
+    std::int64_t max_n = context.stage.performance_size;
+    for (auto n : context.stage.test_sizes) max_n = std::max(max_n, n);
+    x_ = DeviceBuffer<float>(static_cast<std::size_t>(max_n + kGuardElements));
+    host_x_.assign(static_cast<std::size_t>(max_n + kGuardElements), 0.0f);
+    const std::size_t outputs = partial_ ? static_cast<std::size_t>(blocks_for(context, max_n)) : 1;
+    out_ = DeviceBuffer<float>(outputs);
+    float unwritten;
+    std::memcpy(&unwritten, &kUnwrittenPartialBits, sizeof unwritten);
+    unwritten_pattern_.assign(outputs, unwritten);
+  }
+
+  // Fills X[0..n) with the data and the guard after it with `guard`, on the host and the device.
+  void upload_case(ContractContext& context, DataKind kind, std::int64_t n, float guard) {
+    allocate(context);
+    fill_data(kind, std::span<float>(host_x_.data(), static_cast<std::size_t>(n)),
+              case_seed(context.seed, to_string(kind), n));
+    std::fill_n(host_x_.begin() + n, kGuardElements, guard);
+    CUDOJO_CUDA(cudaMemcpy(x_.get(), host_x_.data(), static_cast<std::size_t>(n + kGuardElements) * sizeof(float),
+                           cudaMemcpyHostToDevice));
+  }
+
+  void set_guard(ContractContext&, std::int64_t n, float guard) {
+    std::fill_n(host_x_.begin() + n, kGuardElements, guard);
+    CUDOJO_CUDA(cudaMemcpy(x_.get() + n, host_x_.data() + n, kGuardElements * sizeof(float), cudaMemcpyHostToDevice));
+  }
+
+  // Resets the output: zero for an accumulator, the unwritten marker for partials.
+  void reset_output(ContractContext& context, std::int64_t n) {
+    if (partial_) {
+      CUDOJO_CUDA(cudaMemcpyAsync(out_.get(), unwritten_pattern_.data(),
+                                  static_cast<std::size_t>(blocks_for(context, n)) * sizeof(float),
+                                  cudaMemcpyHostToDevice, context.gpu.stream()));
+    } else {
+      CUDOJO_CUDA(cudaMemsetAsync(out_.get(), 0, sizeof(float), context.gpu.stream()));
+    }
+  }
+
+  void launch_kernel(ContractContext& context, const LoadedKernel& kernel, std::int64_t n) {
+    const float* x = x_.get();
+    float* out = out_.get();
+    int count = static_cast<int>(n);
+    void* args[] = {&x, &out, &count};
+    const auto& launch = context.stage.launch;
+    kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, args,
+                  context.gpu.stream());
+  }
+
+  // One learner launch under a shared-memory pattern; returns the output buffer.
+  std::vector<float> run_submission(ContractContext& context, std::int64_t n, float shared_pattern,
+                                    std::string_view what) {
+    reset_output(context, n);
+    context.gpu.poison_shared(shared_pattern);
+    context.gpu.sync_judge();
+    try {
+      launch_kernel(context, context.submission, n);
+    } catch (const CudaError& error) {
+      throw LearnerFault(error.name(), fmt::format("launching the submission at {}: {}", what, error.what()));
+    }
+    context.gpu.sync_learner(fmt::format("the submission at {}", what));
+    std::vector<float> result(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
+    CUDOJO_CUDA(cudaMemcpy(result.data(), out_.get(), result.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return result;
+  }
+
+  void judge(ContractContext& context, DataKind kind, std::int64_t n, const std::vector<float>& result,
+             ContractOutcome& outcome) {
+    std::span<const float> values(host_x_.data(), static_cast<std::size_t>(n));
+    const ReferenceSum total = reference_sum(values);
+    if (!partial_) {
+      outcome.tests.push_back(judge_total(to_string(kind), n, is_exact(kind), result[0], total));
+      if (!outcome.tests.back().ok && !is_exact(kind) && result[0] != result[0]) {
+        outcome.findings.add(finding_code::kWrongValue, "the sum came out as NaN", n);
+      }
+      return;
+    }
+    auto per_block = block_reference_sums(values, context.stage.launch.threads_per_block);
+    PartialAnalysis analysis = analyse_partials(result, per_block, is_exact(kind), total);
+    outcome.tests.push_back(judge_partials(to_string(kind), n, analysis, total));
+    add_partial_findings(n, analysis, outcome.findings);
+  }
+
+  void run_case(ContractContext& context, DataKind kind, std::int64_t n, ContractOutcome& outcome) {
+    upload_case(context, kind, n, kGuardPoisonA);
+    const std::string what = describe_test(to_string(kind), n);
+    PoisonRuns runs;
+    runs.shared_a = run_submission(context, n, kSharedPoisonA, what);
+    judge(context, kind, n, runs.shared_a, outcome);
+    if (!is_exact(kind)) return;
+
+    // Exact data gives one right bit pattern whatever the order of additions, so any change below
+    // is the kernel reading something it should not.
+    // The same launch again first: if identical launches disagree, the kernel races, and a
+    // difference under the other patterns would prove nothing about what it reads.
+    const auto repeat = run_submission(context, n, kSharedPoisonA, what + " (repeated)");
+    if (fingerprint(repeat) != fingerprint(runs.shared_a)) {
+      const std::uint64_t prints[] = {fingerprint(runs.shared_a), fingerprint(repeat)};
+      add_determinism_findings(n, prints, outcome.findings);
+    } else {
+      runs.shared_b = run_submission(context, n, kSharedPoisonB, what + " (second shared pattern)");
+      set_guard(context, n, kGuardPoisonB);
+      runs.guard_b = run_submission(context, n, kSharedPoisonA, what + " (second guard pattern)");
+      add_poison_findings(n, runs, outcome.findings);
+    }
+
+    std::vector<float> after(static_cast<std::size_t>(n + kGuardElements));
+    CUDOJO_CUDA(cudaMemcpy(after.data(), x_.get(), after.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    std::int64_t changed = 0, first = -1;
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      if (float_bits(after[i]) != float_bits(host_x_[i])) {
+        if (first < 0) first = static_cast<std::int64_t>(i);
+        ++changed;
+      }
+    }
+    add_input_findings(n, first, changed, outcome.findings);
+  }
+
+  void determinism(ContractContext& context, DataKind kind, ContractOutcome& outcome) {
+    const std::int64_t n = context.stage.performance_size;
+    upload_case(context, kind, n, kGuardPoisonA);
+    std::vector<std::uint64_t> prints;
+    DeterminismResult result{std::string(to_string(kind)), n, context.stage.runs, 0, 0, 0};
+    for (int run = 0; run < context.stage.runs; ++run) {
+      auto output = run_submission(context, n, kSharedPoisonA,
+                                   fmt::format("{} (determinism run {})", describe_test(to_string(kind), n), run + 1));
+      prints.push_back(fingerprint(output));
+      double value = 0;
+      for (float v : output) value += v;
+      result.min = run == 0 ? value : std::min(result.min, value);
+      result.max = run == 0 ? value : std::max(result.max, value);
+    }
+    result.distinct = count_distinct(prints);
+    outcome.determinism.push_back(result);
+    if (is_exact(kind)) add_determinism_findings(n, prints, outcome.findings);
+  }
+
+  TimedKernel timed(ContractContext& context, const LoadedKernel& kernel, std::int64_t n, bool learner) {
+    return TimedKernel{[this, &context, n] { reset_output(context, n); },
+                       [this, &context, &kernel, n] { launch_kernel(context, kernel, n); }, learner};
+  }
+
+  bool partial_;
+  DeviceBuffer<float> x_;
+  DeviceBuffer<float> out_;
+  std::vector<float> host_x_;
+  std::vector<float> unwritten_pattern_;
+};
+
+}  // namespace
+
+std::unique_ptr<ContractDriver> make_float_sum_driver(bool partial_per_block) {
+  return std::make_unique<FloatSumDriver>(partial_per_block);
+}
+
+}  // namespace cudojo

@@ -1,0 +1,40 @@
+#include "gate/gate.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace cudojo {
+
+GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& submission,
+                      const std::optional<TimeStats>& reference) {
+  GateResult gate;
+  if (spec.rule == GateRule::kCorrectness) {
+    gate.rule = "correctness: every test passes";
+    gate.passed = true;
+    return gate;
+  }
+  gate.rule = fmt::format("time_ms.median <= {:g} x reference", spec.max_time_ratio);
+  gate.limit = spec.max_time_ratio;
+  if (!submission || !reference || reference->median_ms <= 0) {
+    gate.passed = false;  // a time gate with no time cannot pass
+    return gate;
+  }
+  gate.value = submission->median_ms / reference->median_ms;
+  gate.passed = *gate.value <= spec.max_time_ratio;
+  return gate;
+}
+
+void to_json(nlohmann::json& j, const GateResult& gate) {
+  j = {{"rule", gate.rule}, {"passed", gate.passed}};
+  j["value"] = gate.value ? nlohmann::json(*gate.value) : nlohmann::json(nullptr);
+  j["limit"] = gate.limit ? nlohmann::json(*gate.limit) : nlohmann::json(nullptr);
+}
+
+void from_json(const nlohmann::json& j, GateResult& gate) {
+  j.at("rule").get_to(gate.rule);
+  j.at("passed").get_to(gate.passed);
+  if (!j.at("value").is_null()) gate.value = j.at("value").get<double>();
+  if (!j.at("limit").is_null()) gate.limit = j.at("limit").get<double>();
+}
+
+}  // namespace cudojo

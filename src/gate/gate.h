@@ -1,0 +1,29 @@
+// The stage's gate, applied to measured figures. Correctness gates pass whenever they are reached
+// (a wrong answer never gets here); time gates compare the submission's median with the
+// reference's, both measured interleaved in the same worker run.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <optional>
+#include <string>
+
+#include "measure/stats.h"
+#include "stage/stage.h"
+
+namespace cudojo {
+
+struct GateResult {
+  std::string rule;      // human-readable: "time_ms.median <= 2 x reference"
+  std::optional<double> value;  // the measured ratio; absent for correctness gates
+  std::optional<double> limit;
+  bool passed = false;
+};
+
+GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& submission,
+                      const std::optional<TimeStats>& reference);
+
+void to_json(nlohmann::json& j, const GateResult& gate);
+void from_json(const nlohmann::json& j, GateResult& gate);
+
+}  // namespace cudojo

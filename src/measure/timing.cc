@@ -1,0 +1,45 @@
+#include "measure/timing.h"
+
+namespace cudojo {
+
+namespace {
+
+double sample(GpuSession& gpu, const TimedKernel& kernel) {
+  auto prepare = [&] {
+    kernel.prepare();
+    gpu.flush_l2();
+  };
+  if (!kernel.learner) return gpu.time_once(prepare, kernel.launch);
+  try {
+    return gpu.time_once(prepare, kernel.launch);
+  } catch (const CudaError& error) {
+    throw LearnerFault(error.name(), std::string("while timing the submission: ") + error.what());
+  }
+}
+
+void warm_up(GpuSession& gpu, const TimedKernel& kernel) {
+  for (int i = 0; i < kWarmupLaunches; ++i) sample(gpu, kernel);
+}
+
+}  // namespace
+
+InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission, const TimedKernel& reference,
+                                  StopRule::Settings settings) {
+  warm_up(gpu, reference);
+  warm_up(gpu, submission);
+  StopRule submission_rule(settings), reference_rule(settings);
+  while (!(submission_rule.done() && reference_rule.done())) {
+    reference_rule.add(sample(gpu, reference));
+    submission_rule.add(sample(gpu, submission));
+  }
+  return {summarize(submission_rule.samples()), summarize(reference_rule.samples())};
+}
+
+TimeStats time_alone(GpuSession& gpu, const TimedKernel& kernel, int samples) {
+  warm_up(gpu, kernel);
+  std::vector<double> times;
+  for (int i = 0; i < samples; ++i) times.push_back(sample(gpu, kernel));
+  return summarize(times);
+}
+
+}  // namespace cudojo

@@ -1,0 +1,35 @@
+// The course's timing rules, as one procedure shared by every contract (and later the lab):
+//   warm up each kernel (3 launches), then take samples until the StopRule is satisfied for both;
+//   each sample resets the output and flushes L2 outside the timed region, and CUDA events
+//   bracket exactly one launch. Submission and reference alternate sample by sample, so drift in
+//   clocks or temperature lands on both.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "measure/stats.h"
+#include "run/gpu.h"
+
+namespace cudojo {
+
+struct TimedKernel {
+  std::function<void()> prepare;  // reset the output; runs before the start event
+  std::function<void()> launch;   // exactly one launch
+  bool learner = false;           // faults in learner code become LearnerFault
+};
+
+struct InterleavedTimes {
+  TimeStats submission;
+  TimeStats reference;
+};
+
+inline constexpr int kWarmupLaunches = 3;
+
+InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission, const TimedKernel& reference,
+                                  StopRule::Settings settings = {});
+
+// Times one kernel alone (the reference, before anything else), to set the time limits.
+TimeStats time_alone(GpuSession& gpu, const TimedKernel& kernel, int samples);
+
+}  // namespace cudojo

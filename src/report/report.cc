@@ -1,0 +1,125 @@
+#include "report/report.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cudojo {
+
+namespace {
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+template <typename T>
+std::optional<T> optional_from(const nlohmann::json& j, const char* key) {
+  if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
+  return j.at(key).get<T>();
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const Diagnostic& diagnostic) {
+  j = {{"file", diagnostic.file},
+       {"line", diagnostic.line},
+       {"severity", diagnostic.severity},
+       {"message", diagnostic.message}};
+}
+
+void from_json(const nlohmann::json& j, Diagnostic& diagnostic) {
+  j.at("file").get_to(diagnostic.file);
+  j.at("line").get_to(diagnostic.line);
+  j.at("severity").get_to(diagnostic.severity);
+  j.at("message").get_to(diagnostic.message);
+}
+
+void to_json(nlohmann::json& j, const GpuInfo& gpu) {
+  j = {{"name", gpu.name},       {"arch", gpu.arch},       {"sm_count", gpu.sm_count},
+       {"driver", gpu.driver},   {"runtime", gpu.runtime}, {"peak_read_gbps", gpu.peak_read_gbps}};
+}
+
+void from_json(const nlohmann::json& j, GpuInfo& gpu) {
+  j.at("name").get_to(gpu.name);
+  j.at("arch").get_to(gpu.arch);
+  j.at("sm_count").get_to(gpu.sm_count);
+  j.at("driver").get_to(gpu.driver);
+  j.at("runtime").get_to(gpu.runtime);
+  j.at("peak_read_gbps").get_to(gpu.peak_read_gbps);
+}
+
+void to_json(nlohmann::json& j, const Report& report) {
+  j = nlohmann::json::object();
+  j["verdict"] = to_string(report.verdict);
+  j["stage"] = report.stage;
+  j["file"] = report.file;
+  j["message"] = report.message;
+  j["error_name"] = optional_json(report.error_name);
+  j["gpu"] = optional_json(report.gpu);
+  j["compile"] = {{"ok", report.compile.ok},
+                  {"arch", report.compile.arch},
+                  {"nvrtc", report.compile.nvrtc},
+                  {"log", report.compile.log},
+                  {"diagnostics", report.compile.diagnostics},
+                  {"compile_ms", report.compile.compile_ms}};
+  j["tests"] = report.tests;
+  j["findings"] = report.findings;
+  const Metrics& m = report.metrics;
+  j["metrics"] = {{"n", m.n},
+                  {"time_ms", optional_json(m.time_ms)},
+                  {"reference_time_ms", optional_json(m.reference_time_ms)},
+                  {"time_ratio", optional_json(m.time_ratio)},
+                  {"bandwidth_gbps", optional_json(m.bandwidth_gbps)},
+                  {"pct_of_peak", optional_json(m.pct_of_peak)},
+                  {"note", m.note}};
+  j["gate"] = optional_json(report.gate);
+  j["determinism"] = nlohmann::json::array();
+  for (const auto& d : report.determinism) {
+    j["determinism"].push_back({{"data", d.data}, {"n", d.n}, {"runs", d.runs}, {"distinct", d.distinct},
+                                {"min", d.min}, {"max", d.max}});
+  }
+  j["output"] = {{"captured", report.output.text},
+                 {"truncated", report.output.truncated},
+                 {"bytes", report.output.bytes}};
+  j["seed"] = report.seed;
+  j["wall_ms"] = report.wall_ms;
+}
+
+void from_json(const nlohmann::json& j, Report& report) {
+  report.verdict = parse_verdict(j.at("verdict").get<std::string>()).value_or(Verdict::kInternalError);
+  j.at("stage").get_to(report.stage);
+  report.file = j.value("file", "");
+  report.message = j.value("message", "");
+  report.error_name = optional_from<std::string>(j, "error_name");
+  report.gpu = optional_from<GpuInfo>(j, "gpu");
+  const auto& compile = j.at("compile");
+  compile.at("ok").get_to(report.compile.ok);
+  report.compile.arch = compile.value("arch", "");
+  report.compile.nvrtc = compile.value("nvrtc", "");
+  compile.at("log").get_to(report.compile.log);
+  compile.at("diagnostics").get_to(report.compile.diagnostics);
+  report.compile.compile_ms = compile.value("compile_ms", 0.0);
+  j.at("tests").get_to(report.tests);
+  j.at("findings").get_to(report.findings);
+  const auto& m = j.at("metrics");
+  report.metrics.n = m.value("n", std::int64_t{0});
+  report.metrics.time_ms = optional_from<TimeStats>(m, "time_ms");
+  report.metrics.reference_time_ms = optional_from<TimeStats>(m, "reference_time_ms");
+  report.metrics.time_ratio = optional_from<double>(m, "time_ratio");
+  report.metrics.bandwidth_gbps = optional_from<double>(m, "bandwidth_gbps");
+  report.metrics.pct_of_peak = optional_from<double>(m, "pct_of_peak");
+  report.metrics.note = m.value("note", "");
+  report.gate = optional_from<GateResult>(j, "gate");
+  for (const auto& d : j.value("determinism", nlohmann::json::array())) {
+    report.determinism.push_back({d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"),
+                                  d.at("max")});
+  }
+  if (j.contains("output")) {
+    report.output.text = j.at("output").value("captured", "");
+    report.output.truncated = j.at("output").value("truncated", false);
+    report.output.bytes = j.at("output").value("bytes", std::uint64_t{0});
+  }
+  report.seed = j.value("seed", std::uint64_t{0});
+  report.wall_ms = j.value("wall_ms", 0.0);
+}
+
+}  // namespace cudojo

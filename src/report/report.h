@@ -1,0 +1,94 @@
+// The one result shape every front end shows: `cudojo check --json` prints it, the text report is
+// drawn from it, and the worker sends its part of it over the pipe. Keys carry their units.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check/outcome.h"
+#include "compile/nvrtc_compiler.h"
+#include "gate/gate.h"
+#include "measure/stats.h"
+#include "report/verdict.h"
+
+namespace cudojo {
+
+struct GpuInfo {
+  std::string name;
+  std::string arch;  // "sm_90"
+  int sm_count = 0;
+  std::string driver;     // "13.0" (the driver's CUDA version)
+  std::string runtime;    // cudart's version
+  double peak_read_gbps = 0;  // measured by the judge on this GPU, this run
+};
+
+struct CompileInfo {
+  bool ok = false;
+  std::string arch;
+  std::string nvrtc;
+  std::string log;
+  std::vector<Diagnostic> diagnostics;
+  double compile_ms = 0;
+};
+
+struct Metrics {
+  std::int64_t n = 0;
+  std::optional<TimeStats> time_ms;
+  std::optional<TimeStats> reference_time_ms;
+  std::optional<double> time_ratio;
+  std::optional<double> bandwidth_gbps;
+  std::optional<double> pct_of_peak;
+  std::string note;  // why figures are missing, when they are
+};
+
+struct DeterminismResult {
+  std::string data;
+  std::int64_t n = 0;
+  int runs = 0;
+  int distinct = 0;
+  double min = 0;
+  double max = 0;
+};
+
+struct CapturedOutput {
+  std::string text;
+  bool truncated = false;
+  std::uint64_t bytes = 0;  // total bytes the worker printed, kept or not
+};
+
+struct Report {
+  Verdict verdict = Verdict::kInternalError;
+  std::string stage;
+  std::string file;
+  std::optional<GpuInfo> gpu;
+  CompileInfo compile;
+  std::vector<TestResult> tests;
+  std::vector<Finding> findings;
+  Metrics metrics;
+  std::optional<GateResult> gate;
+  std::vector<DeterminismResult> determinism;
+  CapturedOutput output;
+  std::optional<std::string> error_name;  // CUDA's name for a fault, or for a missing device
+  std::string message;                    // one sentence: why this verdict
+  std::uint64_t seed = 0;
+  double wall_ms = 0;
+};
+
+void to_json(nlohmann::json& j, const Report& report);
+void from_json(const nlohmann::json& j, Report& report);
+void to_json(nlohmann::json& j, const GpuInfo& gpu);
+void from_json(const nlohmann::json& j, GpuInfo& gpu);
+void to_json(nlohmann::json& j, const Diagnostic& diagnostic);
+void from_json(const nlohmann::json& j, Diagnostic& diagnostic);
+
+// The human report: a table with colour where the terminal takes it.
+std::string render_text(const Report& report, bool colour);
+
+// Colour is on when stdout is a terminal and NO_COLOR is unset or empty.
+bool colour_wanted(int fd);
+
+}  // namespace cudojo

@@ -1,0 +1,90 @@
+#include "report/report.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace cudojo {
+namespace {
+
+Report sample_report() {
+  Report report;
+  report.verdict = Verdict::kWrongAnswer;
+  report.stage = "reduction/3";
+  report.file = "mine.cu";
+  report.gpu = GpuInfo{"NVIDIA H200", "sm_90", 132, "13.0", "13.0", 4000.0};
+  report.compile.ok = true;
+  report.compile.arch = "sm_90";
+  report.tests.push_back({"exact n=257", 257, "exact", 385, 3000385, false, "bitwise"});
+  report.tests.push_back({"random_signed n=1", 1, "random_signed", 0.5, std::nan(""), false, "tolerance"});
+  report.findings.push_back({"uninitialized_shared", "lanes past N returned early", 7});
+  report.metrics.n = 4194304;
+  report.metrics.time_ms = TimeStats{0.02, 0.019, 0.03, 20};
+  report.metrics.reference_time_ms = TimeStats{0.01, 0.009, 0.011, 20};
+  report.metrics.time_ratio = 2.0;
+  report.gate = GateResult{"time_ms.median <= 2 x reference", 2.0, 2.0, true};
+  report.output = {"hello\n", true, 999};
+  report.message = "1 of 2 tests failed";
+  return report;
+}
+
+TEST(ReportJson, HasTheDocumentedKeys) {
+  nlohmann::json j = sample_report();
+  for (const char* key : {"verdict", "stage", "gpu", "compile", "tests", "findings", "metrics", "gate", "output"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["verdict"], "wrong_answer");
+  EXPECT_EQ(j["compile"]["ok"], true);
+  EXPECT_TRUE(j["compile"]["diagnostics"].is_array());
+  for (const char* key : {"name", "n", "data", "expected", "got", "ok"}) EXPECT_TRUE(j["tests"][0].contains(key));
+  EXPECT_EQ(j["findings"][0]["code"], "uninitialized_shared");
+  EXPECT_EQ(j["findings"][0]["line"], 7);
+  EXPECT_DOUBLE_EQ(j["metrics"]["time_ms"]["median"].get<double>(), 0.02);
+  EXPECT_DOUBLE_EQ(j["metrics"]["reference_time_ms"]["median"].get<double>(), 0.01);
+  EXPECT_TRUE(j["metrics"].contains("bandwidth_gbps"));
+  EXPECT_TRUE(j["metrics"].contains("pct_of_peak"));
+  EXPECT_EQ(j["gate"]["passed"], true);
+  EXPECT_EQ(j["output"]["truncated"], true);
+  EXPECT_EQ(j["output"]["captured"], "hello\n");
+}
+
+TEST(ReportJson, NanSurvivesAsTextNotNull) {
+  nlohmann::json j = sample_report();
+  EXPECT_TRUE(j["tests"][1]["got"].is_string());
+  Report back = j.get<Report>();
+  EXPECT_TRUE(std::isnan(back.tests[1].got));
+}
+
+TEST(ReportJson, RoundTrips) {
+  Report back = nlohmann::json(sample_report()).get<Report>();
+  EXPECT_EQ(back.verdict, Verdict::kWrongAnswer);
+  ASSERT_TRUE(back.gpu.has_value());
+  EXPECT_EQ(back.gpu->sm_count, 132);
+  EXPECT_EQ(back.tests.size(), 2u);
+  EXPECT_EQ(back.findings[0].line, std::optional<int>(7));
+  EXPECT_DOUBLE_EQ(*back.metrics.time_ratio, 2.0);
+  EXPECT_EQ(back.output.bytes, 999u);
+}
+
+TEST(ReportText, ShowsVerdictFindingsAndFailedTests) {
+  std::string text = render_text(sample_report(), false);
+  EXPECT_NE(text.find("WRONG_ANSWER"), std::string::npos);
+  EXPECT_NE(text.find("uninitialized_shared (line 7)"), std::string::npos);
+  EXPECT_NE(text.find("exact n=257"), std::string::npos);
+  EXPECT_NE(text.find("1 of 2 tests failed"), std::string::npos);
+  EXPECT_EQ(text.find("\x1b["), std::string::npos);  // no colour when asked for none
+}
+
+TEST(ReportText, ColourOnlyWhenAsked) {
+  EXPECT_NE(render_text(sample_report(), true).find("\x1b[31m"), std::string::npos);
+}
+
+TEST(ReportText, NoColorIsHonoured) {
+  setenv("NO_COLOR", "1", 1);
+  EXPECT_FALSE(colour_wanted(1));
+  unsetenv("NO_COLOR");
+}
+
+}  // namespace
+}  // namespace cudojo

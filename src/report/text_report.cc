@@ -1,0 +1,138 @@
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "report/report.h"
+
+namespace cudojo {
+
+namespace {
+
+struct Palette {
+  bool on;
+  std::string paint(std::string_view text, std::string_view code) const {
+    return on ? fmt::format("\x1b[{}m{}\x1b[0m", code, text) : std::string(text);
+  }
+  std::string good(std::string_view t) const { return paint(t, "32"); }
+  std::string bad(std::string_view t) const { return paint(t, "31"); }
+  std::string warn(std::string_view t) const { return paint(t, "33"); }
+  std::string dim(std::string_view t) const { return paint(t, "2"); }
+  std::string bold(std::string_view t) const { return paint(t, "1"); }
+};
+
+std::string format_value(double value) {
+  if (value == static_cast<double>(static_cast<long long>(value)) && std::abs(value) < 1e15) {
+    return fmt::format("{}", static_cast<long long>(value));
+  }
+  return fmt::format("{:.9g}", value);
+}
+
+std::string verdict_banner(const Report& report, const Palette& p) {
+  std::string name(to_string(report.verdict));
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (report.verdict == Verdict::kAccepted) return p.bold(p.good(name));
+  if (report.verdict == Verdict::kTooSlow) return p.bold(p.warn(name));
+  return p.bold(p.bad(name));
+}
+
+}  // namespace
+
+bool colour_wanted(int fd) {
+  const char* no_colour = std::getenv("NO_COLOR");
+  if (no_colour && *no_colour) return false;
+  return isatty(fd) == 1;
+}
+
+std::string render_text(const Report& report, bool colour) {
+  const Palette p{colour};
+  std::ostringstream out;
+  out << p.bold(fmt::format("cudojo check {}", report.stage)) << "  " << report.file << "\n";
+  if (report.gpu) {
+    out << fmt::format("  gpu      {} ({}, {} SMs, driver CUDA {}), measured peak read {:.0f} GB/s\n",
+                       report.gpu->name, report.gpu->arch, report.gpu->sm_count, report.gpu->driver,
+                       report.gpu->peak_read_gbps);
+  }
+  out << fmt::format("  compile  {} ({}, NVRTC {}, {:.0f} ms)\n",
+                     report.compile.ok ? p.good("ok") : p.bad("failed"), report.compile.arch,
+                     report.compile.nvrtc, report.compile.compile_ms);
+  if (!report.compile.ok) {
+    for (const auto& d : report.compile.diagnostics) {
+      const std::string where = d.line > 0 ? fmt::format("{}:{}", d.file, d.line) : d.file;
+      out << fmt::format("    {} {}: {}\n", p.bad(d.severity), where, d.message);
+    }
+    if (report.compile.diagnostics.empty()) out << report.compile.log << "\n";
+  }
+
+  if (!report.tests.empty()) {
+    int passed = 0;
+    for (const auto& t : report.tests) passed += t.ok ? 1 : 0;
+    out << "\n"
+        << p.bold(fmt::format("Tests  {} of {} passed", passed, report.tests.size())) << "\n";
+    out << p.dim(fmt::format("    {:<26} {:>18} {:>18}  {}\n", "case", "expected", "got", "rule"));
+    for (const auto& t : report.tests) {
+      out << fmt::format("  {} {:<26} {:>18} {:>18}  {}\n", t.ok ? p.good("✓") : p.bad("✗"), t.name,
+                         format_value(t.expected), format_value(t.got), p.dim(t.detail));
+    }
+  }
+
+  if (!report.findings.empty()) {
+    out << "\n" << p.bold("Findings") << "\n";
+    for (const auto& f : report.findings) {
+      const std::string line = f.line ? fmt::format(" (line {})", *f.line) : "";
+      out << fmt::format("  {}{}: {}\n", p.bad(f.code), line, f.message);
+    }
+  }
+
+  if (!report.determinism.empty()) {
+    out << "\n" << p.bold("Determinism") << p.dim("  (informational on inexact data)") << "\n";
+    for (const auto& d : report.determinism) {
+      out << fmt::format("  {:<14} n={:<9} {} runs, {} distinct answer(s), min {:.9g}, max {:.9g}\n",
+                         d.data, d.n, d.runs, d.distinct, d.min, d.max);
+    }
+  }
+
+  const Metrics& m = report.metrics;
+  if (m.time_ms || !m.note.empty()) {
+    out << "\n" << p.bold(fmt::format("Timing  n = {}", m.n)) << "\n";
+    if (m.time_ms) {
+      out << fmt::format("  submission  median {:9.4f} ms  (min {:.4f}, max {:.4f}, {} samples)", m.time_ms->median_ms,
+                         m.time_ms->min_ms, m.time_ms->max_ms, m.time_ms->samples);
+      if (m.bandwidth_gbps) out << fmt::format("  {:7.1f} GB/s", *m.bandwidth_gbps);
+      if (m.pct_of_peak) out << fmt::format("  {:5.1f}% of peak", *m.pct_of_peak);
+      out << "\n";
+    }
+    if (m.reference_time_ms) {
+      out << fmt::format("  reference   median {:9.4f} ms  (min {:.4f}, max {:.4f}, {} samples)\n",
+                         m.reference_time_ms->median_ms, m.reference_time_ms->min_ms,
+                         m.reference_time_ms->max_ms, m.reference_time_ms->samples);
+    }
+    if (m.time_ratio) out << fmt::format("  ratio       {:.2f} x the reference\n", *m.time_ratio);
+    if (!m.note.empty()) out << "  " << p.dim(m.note) << "\n";
+  }
+  if (report.gate) {
+    out << fmt::format("\n{}  {}  {}\n", p.bold("Gate"), report.gate->rule,
+                       report.gate->passed ? p.good("passed") : p.warn("not passed"));
+  }
+  if (!report.output.text.empty()) {
+    out << "\n"
+        << p.bold(fmt::format("Output  (device printf, {} bytes{})", report.output.bytes,
+                              report.output.truncated ? ", truncated" : ""))
+        << "\n";
+    std::istringstream lines(report.output.text);
+    std::string line;
+    int shown = 0;
+    while (std::getline(lines, line) && shown < 20) {
+      out << "  | " << line << "\n";
+      ++shown;
+    }
+    if (shown == 20) out << p.dim("  | ... (more in --json)") << "\n";
+  }
+  out << "\n" << p.bold("Verdict") << "  " << verdict_banner(report, p);
+  if (!report.message.empty()) out << "  " << report.message;
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace cudojo

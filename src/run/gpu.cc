@@ -1,0 +1,170 @@
+#include "run/gpu.h"
+
+#include <fmt/format.h>
+#include <nvrtc.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "compile/nvrtc_compiler.h"
+
+namespace cudojo {
+
+namespace {
+
+// The judge's helper kernels.
+//   cudojo_poison_shared  one block per SM-sized allocation; each thread writes every blockDim-th
+//                         word of the block's dynamic shared memory with the pattern.
+//   cudojo_read_probe     grid-stride read of float4s, four independent loads in flight per thread;
+//                         the sum is kept alive by a store that never happens on zero-filled input.
+constexpr const char* kJudgeKernels = R"(
+extern "C" __global__ void cudojo_poison_shared(float pattern, int words) {
+  extern __shared__ float scratch[];
+  for (int i = threadIdx.x; i < words; i += blockDim.x) scratch[i] = pattern;
+}
+
+extern "C" __global__ void cudojo_read_probe(const float4* __restrict__ data, long long count,
+                                             float* sink) {
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  float acc = 0.0f;
+  for (; i + 3 * stride < count; i += 4 * stride) {
+    const float4 a = data[i], b = data[i + stride], c = data[i + 2 * stride], d = data[i + 3 * stride];
+    acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) +
+           (d.x + d.y + d.z + d.w);
+  }
+  for (; i < count; i += stride) {
+    const float4 a = data[i];
+    acc += a.x + a.y + a.z + a.w;
+  }
+  if (acc == -1.0f) *sink = acc;
+}
+)";
+
+constexpr std::size_t kProbeBytes = std::size_t{1} << 30;
+constexpr int kProbeRuns = 5;
+
+}  // namespace
+
+std::vector<char> compile_judge_kernel(const std::string& source, const std::string& symbol,
+                                       const std::string& arch, const std::string& cuda_include_dir,
+                                       std::string& lowered) {
+  CompileRequest request;
+  request.source = source;
+  request.file_name = "cudojo_judge.cu";
+  request.kernel_name = symbol;
+  request.kernel_parameters = "";
+  request.kernel_pointer_type = symbol == "cudojo_poison_shared" ? "void (*)(float, int)"
+                                                                  : "void (*)(const float4*, long long, float*)";
+  request.arch = arch;
+  request.cuda_include_dir = cuda_include_dir;
+  CompileResult result = compile_kernel(request);
+  if (!result.ok) throw std::runtime_error("the judge's own kernel did not compile:\n" + result.log);
+  lowered = result.lowered_name;
+  return result.cubin;
+}
+
+LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& symbol, int dynamic_shared_bytes) {
+  CUDOJO_CUDA(cudaLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  CUDOJO_CUDA(cudaLibraryGetKernel(&kernel_, library_, symbol.c_str()));
+  const void* function = reinterpret_cast<const void*>(kernel_);
+  if (dynamic_shared_bytes > 48 * 1024) {
+    CUDOJO_CUDA(cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_shared_bytes));
+  }
+  CUDOJO_CUDA(cudaFuncSetAttribute(function, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                   cudaSharedmemCarveoutMaxShared));
+}
+
+LoadedKernel::~LoadedKernel() {
+  if (library_) cudaLibraryUnload(library_);
+}
+
+void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args, cudaStream_t stream) const {
+  CUDOJO_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
+}
+
+GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
+  CUDOJO_CUDA(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  CUDOJO_CUDA(cudaGetDeviceProperties(&prop, device));
+  int driver = 0, runtime = 0;
+  CUDOJO_CUDA(cudaDriverGetVersion(&driver));
+  CUDOJO_CUDA(cudaRuntimeGetVersion(&runtime));
+  info_.name = prop.name;
+  info_.arch = fmt::format("sm_{}{}", prop.major, prop.minor);
+  info_.sm_count = prop.multiProcessorCount;
+  info_.driver = fmt::format("{}.{}", driver / 1000, (driver % 1000) / 10);
+  info_.runtime = fmt::format("{}.{}", runtime / 1000, (runtime % 1000) / 10);
+
+  CUDOJO_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  CUDOJO_CUDA(cudaEventCreate(&start_));
+  CUDOJO_CUDA(cudaEventCreate(&stop_));
+
+  std::string poison_symbol, probe_symbol;
+  auto cubin = compile_judge_kernel(kJudgeKernels, "cudojo_poison_shared", info_.arch, cuda_include_dir, poison_symbol);
+  poison_shared_bytes_ = static_cast<int>(prop.sharedMemPerBlockOptin);
+  poison_kernel_ = std::make_unique<LoadedKernel>(cubin, poison_symbol, poison_shared_bytes_);
+  probe_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_read_probe", 0);
+  l2_flush_ = DeviceBuffer<unsigned char>(std::max<std::size_t>(2 * static_cast<std::size_t>(prop.l2CacheSize), 1 << 20));
+}
+
+GpuSession::~GpuSession() {
+  poison_kernel_.reset();
+  probe_kernel_.reset();
+  if (start_) cudaEventDestroy(start_);
+  if (stop_) cudaEventDestroy(stop_);
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void GpuSession::poison_shared(float pattern) {
+  int words = poison_shared_bytes_ / static_cast<int>(sizeof(float));
+  void* args[] = {&pattern, &words};
+  // Several blocks per SM so every SM runs at least one, whatever order the scheduler picks.
+  poison_kernel_->launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
+}
+
+void GpuSession::flush_l2() {
+  CUDOJO_CUDA(cudaMemsetAsync(l2_flush_.get(), 0x5A, l2_flush_.bytes(), stream_));
+}
+
+double GpuSession::measure_peak_read_gbps() {
+  DeviceBuffer<float> data(kProbeBytes / sizeof(float));
+  DeviceBuffer<float> sink(1);
+  CUDOJO_CUDA(cudaMemsetAsync(data.get(), 0, data.bytes(), stream_));
+  const float4* pointer = reinterpret_cast<const float4*>(data.get());
+  long long count = static_cast<long long>(kProbeBytes / sizeof(float4));
+  float* sink_pointer = sink.get();
+  void* args[] = {&pointer, &count, &sink_pointer};
+  const dim3 grid(info_.sm_count * 4), block(512);
+  double best_ms = 1e30;
+  for (int run = 0; run < kProbeRuns + 1; ++run) {
+    double ms = time_once([&] { flush_l2(); }, [&] { probe_kernel_->launch(grid, block, 0, args, stream_); });
+    if (run > 0) best_ms = std::min(best_ms, ms);  // the first run is a warm-up
+  }
+  info_.peak_read_gbps = static_cast<double>(kProbeBytes) / (best_ms * 1e-3) / 1e9;
+  return info_.peak_read_gbps;
+}
+
+double GpuSession::time_once(const std::function<void()>& prepare, const std::function<void()>& launch) {
+  prepare();
+  CUDOJO_CUDA(cudaEventRecord(start_, stream_));
+  launch();
+  CUDOJO_CUDA(cudaEventRecord(stop_, stream_));
+  CUDOJO_CUDA(cudaEventSynchronize(stop_));
+  float ms = 0;
+  CUDOJO_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
+  return ms;
+}
+
+void GpuSession::sync_learner(const std::string& what) {
+  cudaError_t error = cudaStreamSynchronize(stream_);
+  if (error == cudaSuccess) error = cudaGetLastError();
+  if (error != cudaSuccess) {
+    throw LearnerFault(cudaGetErrorName(error),
+                       fmt::format("{}: {} ({})", what, cudaGetErrorName(error), cudaGetErrorString(error)));
+  }
+}
+
+void GpuSession::sync_judge() { CUDOJO_CUDA(cudaStreamSynchronize(stream_)); }
+
+}  // namespace cudojo

@@ -1,0 +1,115 @@
+// The worker's GPU toolkit: device buffers, kernels loaded from NVRTC cubins, the judge's own
+// helper kernels (shared-memory poisoning, the read-bandwidth probe), L2 flushing and event timing.
+// Runs only inside the worker process. Every resource is owned by an object (RAII).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/cuda_check.h"
+#include "report/report.h"
+
+namespace cudojo {
+
+// A CUDA error that surfaced after learner code ran: the learner's runtime_error, not the judge's.
+class LearnerFault : public std::runtime_error {
+ public:
+  LearnerFault(std::string error_name, std::string message)
+      : std::runtime_error(std::move(message)), error_name_(std::move(error_name)) {}
+  const std::string& error_name() const { return error_name_; }
+
+ private:
+  std::string error_name_;
+};
+
+template <typename T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) : count_(count) {
+    CUDOJO_CUDA(cudaMalloc(&data_, count * sizeof(T)));
+  }
+  ~DeviceBuffer() {
+    if (data_) cudaFree(data_);
+  }
+  DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), count_(other.count_) {
+    other.data_ = nullptr;
+  }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(count_, other.count_);
+    return *this;
+  }
+  T* get() const { return data_; }
+  std::size_t count() const { return count_; }
+  std::size_t bytes() const { return count_ * sizeof(T); }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// One kernel from a cubin, loaded as a CUDA library. Shared memory is configured at load: the
+// stage's dynamic bytes are allowed, and the carveout is set to all-shared so that launching it
+// right after the poisoning kernel reuses the SM's shared memory as the poisoner left it.
+class LoadedKernel {
+ public:
+  LoadedKernel(const std::vector<char>& cubin, const std::string& symbol, int dynamic_shared_bytes);
+  ~LoadedKernel();
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+
+  void launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args, cudaStream_t stream) const;
+
+ private:
+  cudaLibrary_t library_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+};
+
+class GpuSession {
+ public:
+  explicit GpuSession(int device, const std::string& cuda_include_dir);
+  ~GpuSession();
+  GpuSession(const GpuSession&) = delete;
+  GpuSession& operator=(const GpuSession&) = delete;
+
+  const GpuInfo& info() const { return info_; }
+  cudaStream_t stream() const { return stream_; }
+
+  // Fills every SM's shared memory with `pattern` so the next kernel finds it there.
+  void poison_shared(float pattern);
+  // Evicts the L2 by writing a buffer twice its size (outside any timed region).
+  void flush_l2();
+  // Best of several timed full reads of a 1 GiB buffer; stored in info().peak_read_gbps.
+  double measure_peak_read_gbps();
+  // Events around one launch; `prepare` (reset, flush) runs before the start event.
+  double time_once(const std::function<void()>& prepare, const std::function<void()>& launch);
+
+  // Synchronizes after learner code ran; a CUDA error becomes a LearnerFault naming `what`.
+  void sync_learner(const std::string& what);
+  // Synchronizes after the judge's own or the reference's work; errors are the judge's.
+  void sync_judge();
+
+ private:
+  GpuInfo info_;
+  cudaStream_t stream_ = nullptr;
+  cudaEvent_t start_ = nullptr;
+  cudaEvent_t stop_ = nullptr;
+  std::unique_ptr<LoadedKernel> poison_kernel_;
+  std::unique_ptr<LoadedKernel> probe_kernel_;
+  int poison_shared_bytes_ = 0;
+  DeviceBuffer<unsigned char> l2_flush_;
+};
+
+// Judge kernels are plain CUDA C++ compiled by NVRTC, like a submission, so the build needs no
+// CUDA compiler and they always match the device's architecture.
+std::vector<char> compile_judge_kernel(const std::string& source, const std::string& symbol,
+                                       const std::string& arch, const std::string& cuda_include_dir,
+                                       std::string& lowered);
+
+}  // namespace cudojo

@@ -1,0 +1,35 @@
+// The parent side of a check: starts a worker, hands it the job, enforces the time limits, and
+// turns what the worker reported (or failed to report) into a verdict and a Report. The CLI and
+// (later) the server both call run_check; there is no second implementation of judging.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/limits.h"
+#include "report/report.h"
+#include "stage/stage.h"
+
+namespace cudojo {
+
+struct CheckRequest {
+  const Stage* stage = nullptr;
+  std::string source;
+  std::string file_name = "submission.cu";
+  std::optional<std::string> arch;
+  std::optional<std::uint64_t> seed;  // fresh from the OS when unset
+  JudgeLimits limits = kDefaultLimits;
+  std::string worker_executable;  // the cudojo binary; started as `<it> worker`
+  std::string cuda_include_dir;
+};
+
+Report run_check(const CheckRequest& request);
+
+// The budget for a phase of `launches` launches, given the reference's time per launch.
+double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms);
+
+// The path of the running executable (/proc/self/exe), for starting workers.
+std::string self_executable();
+
+}  // namespace cudojo

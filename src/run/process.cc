@@ -1,0 +1,178 @@
+#include "run/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <system_error>
+
+extern char** environ;
+
+namespace cudojo {
+
+namespace {
+
+void make_pipe(int fds[2]) {
+  if (pipe2(fds, O_CLOEXEC) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+}
+
+void close_fd(int& fd) {
+  if (fd >= 0) {
+    close(fd);
+    fd = -1;
+  }
+}
+
+}  // namespace
+
+std::string WorkerProcess::Exit::describe() const {
+  if (exited) return fmt::format("exited with code {}", code);
+  return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
+}
+
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t output_cap_bytes)
+    : output_cap_(output_cap_bytes) {
+  int job_pipe[2], message_pipe[2], output_pipe[2];
+  make_pipe(job_pipe);
+  make_pipe(message_pipe);
+  make_pipe(output_pipe);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, job_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 2);
+  posix_spawn_file_actions_adddup2(&actions, message_pipe[1], 3);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  sigset_t empty;
+  sigemptyset(&empty);
+  posix_spawnattr_setsigmask(&attributes, &empty);
+
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  const int spawned = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+
+  close(job_pipe[0]);
+  close(message_pipe[1]);
+  close(output_pipe[1]);
+  stdin_fd_ = job_pipe[1];
+  message_fd_ = message_pipe[0];
+  output_fd_ = output_pipe[0];
+  if (spawned != 0) {
+    close_fd(stdin_fd_);
+    close_fd(message_fd_);
+    close_fd(output_fd_);
+    throw std::system_error(spawned, std::generic_category(), fmt::format("cannot start {}", argv[0]));
+  }
+  // A worker that dies before reading its job must not kill the parent with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+}
+
+WorkerProcess::~WorkerProcess() {
+  if (!reaped_) {
+    kill();
+    wait();
+  }
+  close_fd(stdin_fd_);
+  close_fd(message_fd_);
+  close_fd(output_fd_);
+}
+
+void WorkerProcess::send_job(const std::string& job) {
+  std::size_t written = 0;
+  while (written < job.size() && stdin_fd_ >= 0) {
+    ssize_t n = write(stdin_fd_, job.data() + written, job.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;  // the worker is gone; its exit status will say why
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  close_fd(stdin_fd_);
+}
+
+void WorkerProcess::read_output_once() {
+  char buffer[8192];
+  ssize_t n = read(output_fd_, buffer, sizeof buffer);
+  if (n <= 0) {
+    if (n == 0 || (errno != EINTR && errno != EAGAIN)) close_fd(output_fd_);
+    return;
+  }
+  output_bytes_ += static_cast<std::uint64_t>(n);
+  if (output_.size() < output_cap_) {
+    output_.append(buffer, std::min<std::size_t>(static_cast<std::size_t>(n), output_cap_ - output_.size()));
+  }
+}
+
+WorkerProcess::Wait WorkerProcess::next_message(Clock::time_point deadline, std::string& line) {
+  for (;;) {
+    if (auto newline = message_buffer_.find('\n'); newline != std::string::npos) {
+      line = message_buffer_.substr(0, newline);
+      message_buffer_.erase(0, newline + 1);
+      return Wait::kMessage;
+    }
+    if (message_fd_ < 0) return Wait::kClosed;
+    const auto now = Clock::now();
+    if (now >= deadline) return Wait::kDeadline;
+    const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    pollfd fds[2] = {{message_fd_, POLLIN, 0}, {output_fd_, POLLIN, 0}};
+    const int count = output_fd_ >= 0 ? 2 : 1;
+    int ready = poll(fds, count, static_cast<int>(std::min<long long>(remaining + 1, 1000)));
+    if (ready < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "poll");
+    }
+    if (count == 2 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) read_output_once();
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buffer[65536];
+      ssize_t n = read(message_fd_, buffer, sizeof buffer);
+      if (n > 0) {
+        message_buffer_.append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close_fd(message_fd_);
+      }
+    }
+  }
+}
+
+void WorkerProcess::kill() {
+  if (pid_ > 0 && !reaped_) ::kill(-pid_, SIGKILL);
+}
+
+void WorkerProcess::drain_output(int timeout_ms) {
+  const auto until = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  while (output_fd_ >= 0 && Clock::now() < until) {
+    pollfd fd = {output_fd_, POLLIN, 0};
+    if (poll(&fd, 1, 50) > 0) read_output_once();
+  }
+}
+
+WorkerProcess::Exit WorkerProcess::wait() {
+  if (reaped_) return exit_;
+  drain_output(2000);
+  int status = 0;
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  reaped_ = true;
+  if (WIFEXITED(status)) {
+    exit_.exited = true;
+    exit_.code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exit_.signal = WTERMSIG(status);
+  }
+  return exit_;
+}
+
+}  // namespace cudojo

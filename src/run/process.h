@@ -1,0 +1,73 @@
+// Theory of operation.
+//
+// Two processes per check. The parent (cudojo check, or a server thread) never touches CUDA for a
+// submission; it spawns one worker (`cudojo worker`) per submission, in its own process group,
+// with three pipes:
+//   worker stdin   <- the job, one JSON document, then closed
+//   worker fd 3    -> protocol messages, one JSON object per line (phases, then the result)
+//   worker 1 and 2 -> captured output (device printf lands here), kept up to a cap, the rest drained
+// The parent alone holds the clock: each message can move the deadline (the worker announces each
+// phase and how many launches it holds), and when a deadline passes the parent kills the whole
+// process group with SIGKILL. A fault in learner code can end the worker, never the parent.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudojo {
+
+class WorkerProcess {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Spawns argv[0] with argv; throws std::system_error when the process cannot start.
+  WorkerProcess(const std::vector<std::string>& argv, std::size_t output_cap_bytes);
+  ~WorkerProcess();
+  WorkerProcess(const WorkerProcess&) = delete;
+  WorkerProcess& operator=(const WorkerProcess&) = delete;
+
+  // Writes the job to the worker's stdin and closes it.
+  void send_job(const std::string& job);
+
+  enum class Wait { kMessage, kClosed, kDeadline };
+  // Waits for the next protocol line until the deadline, draining captured output meanwhile.
+  // kClosed: the worker closed its message pipe (it exited, or is about to).
+  Wait next_message(Clock::time_point deadline, std::string& line);
+
+  // Kills the process group (idempotent).
+  void kill();
+
+  struct Exit {
+    bool exited = false;   // exited normally
+    int code = 0;          // exit code when exited
+    int signal = 0;        // terminating signal otherwise
+    std::string describe() const;
+  };
+  // Reaps the worker, draining the rest of its output (bounded by a short grace period).
+  Exit wait();
+
+  const std::string& output() const { return output_; }
+  bool output_truncated() const { return output_bytes_ > output_.size(); }
+  std::uint64_t output_bytes() const { return output_bytes_; }
+
+ private:
+  void drain_output(int timeout_ms);
+  void read_output_once();
+
+  pid_t pid_ = -1;
+  int stdin_fd_ = -1;
+  int message_fd_ = -1;
+  int output_fd_ = -1;
+  std::string message_buffer_;
+  std::string output_;
+  std::uint64_t output_bytes_ = 0;
+  std::size_t output_cap_;
+  bool reaped_ = false;
+  Exit exit_;
+};
+
+}  // namespace cudojo

@@ -1,0 +1,128 @@
+#include "stage/stage.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace cudojo {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempStage : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / fs::path("cudojo_stage_test_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    dir_ = root_ / "reduction" / "09-made-up";
+    fs::create_directories(dir_);
+    write("lesson.md", "# lesson\n");
+    write("starter.cu", "__global__ void reduce(const float* X, float* out, int N) {}\n");
+    write("reference.cu", "__global__ void reduce(const float* X, float* out, int N) {}\n");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
+  void write_stage(const std::string& extra_launch = "", const std::string& gate = "rule = \"correctness\"") {
+    write("stage.toml", "id = \"reduction/9\"\nslug = \"made-up\"\ntitle = \"t\"\nsummary = \"s\"\n"
+                        "contract = \"one_accumulator\"\nkernel = \"reduce\"\n"
+                        "[launch]\nthreads_per_block = 256\ndynamic_shared_bytes = 1024\n" +
+                            extra_launch +
+                            "[tests]\nsizes = [1, 257]\ndata = [\"exact\", \"random_signed\"]\n"
+                            "performance_size = 1024\nruns = 3\n[gate]\n" +
+                            gate + "\n");
+  }
+  fs::path root_, dir_;
+};
+
+TEST_F(TempStage, LoadsEveryField) {
+  write_stage("", "rule = \"time_ratio\"\nmax_time_ratio = 1.5");
+  Stage stage = load_stage(dir_);
+  EXPECT_EQ(stage.id, "reduction/9");
+  EXPECT_EQ(stage.slug_id(), "reduction/made-up");
+  EXPECT_EQ(stage.contract, "one_accumulator");
+  EXPECT_EQ(stage.launch.dynamic_shared_bytes, 1024);
+  EXPECT_FALSE(stage.launch.fixed_blocks.has_value());
+  EXPECT_EQ(stage.test_sizes, (std::vector<std::int64_t>{1, 257}));
+  EXPECT_EQ(stage.gate.rule, GateRule::kTimeRatio);
+  EXPECT_DOUBLE_EQ(stage.gate.max_time_ratio, 1.5);
+  EXPECT_EQ(stage.lesson_markdown, "# lesson\n");
+}
+
+TEST_F(TempStage, UnknownContractIsRefusedWithTheFileName) {
+  write_stage();
+  std::ifstream in(dir_ / "stage.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  text.replace(text.find("one_accumulator"), 15, "two_accumulator");
+  write("stage.toml", text);
+  try {
+    load_stage(dir_);
+    FAIL() << "expected StageError";
+  } catch (const StageError& error) {
+    EXPECT_NE(std::string(error.what()).find("two_accumulator"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("stage.toml"), std::string::npos);
+  }
+}
+
+TEST_F(TempStage, ThreadsPerBlockMustBeWholeWarps) {
+  write("stage.toml", "id = \"reduction/9\"\nslug = \"m\"\ntitle = \"t\"\nsummary = \"s\"\n"
+                      "contract = \"one_accumulator\"\nkernel = \"reduce\"\n[launch]\nthreads_per_block = 100\n"
+                      "[tests]\nsizes = [1]\ndata = [\"exact\"]\nperformance_size = 1\n");
+  EXPECT_THROW(load_stage(dir_), StageError);
+}
+
+TEST_F(TempStage, SyntaxErrorNamesTheLine) {
+  write("stage.toml", "id = \"reduction/9\"\nslug = = \"m\"\n");
+  try {
+    load_stage(dir_);
+    FAIL();
+  } catch (const StageError& error) {
+    EXPECT_NE(std::string(error.what()).find(":2:"), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(TempStage, JsonRoundTripKeepsTheDriverFields) {
+  write_stage("blocks = 7\n");
+  Stage stage = load_stage(dir_);
+  Stage back = nlohmann::json(stage).get<Stage>();
+  EXPECT_EQ(back.id, stage.id);
+  EXPECT_EQ(back.launch.fixed_blocks, std::optional<int>(7));
+  EXPECT_EQ(back.test_sizes, stage.test_sizes);
+  EXPECT_EQ(back.data_sets, stage.data_sets);
+  EXPECT_EQ(back.runs, 3);
+}
+
+TEST(Course, ShippedTrackHasFourStagesInOrderWithAliases) {
+  auto course = load_course(CUDOJO_COURSE_DIR);
+  ASSERT_EQ(course.size(), 4u);
+  EXPECT_EQ(course[0].id, "reduction/1");
+  EXPECT_EQ(course[3].id, "reduction/4");
+  const Stage* by_alias = find_stage(course, "reduction/block-tree");
+  ASSERT_NE(by_alias, nullptr);
+  EXPECT_EQ(by_alias->id, "reduction/3");
+  EXPECT_EQ(find_stage(course, "reduction/99"), nullptr);
+  // The facts the seeds fix: 256 threads, 1024 shared bytes, N = 4,194,304; the counter 4096 x 256.
+  EXPECT_EQ(course[0].launch.fixed_blocks, std::optional<int>(4096));
+  for (int s = 1; s < 4; ++s) {
+    EXPECT_EQ(course[s].launch.threads_per_block, 256);
+    EXPECT_EQ(course[s].launch.dynamic_shared_bytes, 1024);
+    EXPECT_EQ(course[s].performance_size, 4194304);
+    EXPECT_EQ(course[s].test_sizes.size(), 9u);
+  }
+  EXPECT_EQ(course[1].gate.rule, GateRule::kCorrectness);
+  EXPECT_EQ(course[2].gate.rule, GateRule::kTimeRatio);
+  EXPECT_EQ(course[3].contract, "partial_per_block");
+}
+
+TEST(Course, MissingFolderSaysHowToPointAtOne) {
+  try {
+    load_course("/nonexistent/cudojo/course");
+    FAIL();
+  } catch (const StageError& error) {
+    EXPECT_NE(std::string(error.what()).find("--course"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cudojo

@@ -1,0 +1,128 @@
+// End-to-end tests of the CLI that need no GPU: they run the real binary, its real worker process
+// and real NVRTC. On a machine with a GPU the no_device test skips (the GPU tests cover that path).
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "run_cli.h"
+
+namespace cudojo {
+namespace {
+
+using testing::run_cli;
+using testing::submission;
+
+bool gpu_present() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = "/tmp/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(CliStages, ListsTheTrackInOrder) {
+  auto result = run_cli("stages");
+  EXPECT_EQ(result.exit_code, 0);
+  auto first = result.out.find("reduction/1");
+  auto last = result.out.find("reduction/4");
+  ASSERT_NE(first, std::string::npos);
+  ASSERT_NE(last, std::string::npos);
+  EXPECT_LT(first, last);
+  EXPECT_NE(result.out.find("reduction/block-tree"), std::string::npos);
+}
+
+TEST(CliStages, JsonIsAListOfStages) {
+  auto result = run_cli("stages --json");
+  ASSERT_EQ(result.exit_code, 0);
+  auto list = nlohmann::json::parse(result.out);
+  ASSERT_EQ(list.size(), 4u);
+  EXPECT_EQ(list[2]["signature"], "__global__ void reduce(const float* X, float* out, int N)");
+}
+
+TEST(CliShow, ShowsLessonSignatureLaunchAndGate) {
+  auto result = run_cli("show reduction/block-tree");
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.out.find("Guard the value, not the thread"), std::string::npos);
+  EXPECT_NE(result.out.find("__global__ void reduce(const float* X, float* out, int N)"), std::string::npos);
+  EXPECT_NE(result.out.find("ceil(N / 256) blocks x 256 threads, 1024 bytes"), std::string::npos);
+  EXPECT_NE(result.out.find("2 x the reference"), std::string::npos);
+}
+
+TEST(CliShow, UnknownStageIsAUsageErrorListingTheStages) {
+  auto result = run_cli("show reduction/99");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("no stage 'reduction/99'"), std::string::npos);
+  EXPECT_NE(result.out.find("reduction/warp-shuffle"), std::string::npos);
+}
+
+TEST(CliStarter, PrintsACompleteKernelFile) {
+  auto result = run_cli("starter reduction/4");
+  ASSERT_EQ(result.exit_code, 0);
+  EXPECT_NE(result.out.find("__global__ void block_sum(const float* X, float* partial, int N)"), std::string::npos);
+}
+
+TEST(CliCheck, MissingFileIsAUsageError) {
+  auto result = run_cli("check reduction/2 /nonexistent.cu");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("cannot read"), std::string::npos);
+}
+
+TEST(CliCheck, NoArgumentsIsAUsageError) {
+  EXPECT_EQ(run_cli("check").exit_code, 2);
+  EXPECT_EQ(run_cli("").exit_code, 2);
+}
+
+TEST(CliCheck, CompileErrorRoundTripNamesFileAndLine) {
+  auto result = run_cli("check reduction/3 " + submission("reduction-2/compile_error.cu") + " --json");
+  EXPECT_EQ(result.exit_code, 1);
+  auto report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["verdict"], "compile_error");
+  EXPECT_EQ(report["compile"]["ok"], false);
+  ASSERT_FALSE(report["compile"]["diagnostics"].empty());
+  EXPECT_EQ(report["compile"]["diagnostics"][0]["file"], "compile_error.cu");
+  EXPECT_EQ(report["compile"]["diagnostics"][0]["line"], 6);
+}
+
+TEST(CliCheck, HostIncludeIsRefusedAndNothingLeaks) {
+  auto result = run_cli("check reduction/2 " + submission("reduction-2/include_host_file.cu") + " --json");
+  EXPECT_EQ(result.exit_code, 1);
+  auto report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["verdict"], "compile_error");
+  EXPECT_EQ(result.out.find("root:x:0:0"), std::string::npos);
+}
+
+TEST(CliCheck, TextReportWithoutColourUnderNoColor) {
+  auto result = run_cli("check reduction/3 " + submission("reduction-2/compile_error.cu") + " --color=auto");
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.out.find("COMPILE_ERROR"), std::string::npos);
+  EXPECT_NE(result.out.find("compile_error.cu:6"), std::string::npos);
+  EXPECT_EQ(result.out.find("\x1b["), std::string::npos);  // not a terminal
+}
+
+TEST(CliCheck, OversizeSourceIsRefused) {
+  const std::string path = write_temp("cudojo_big.cu", std::string(70 * 1024, '/'));
+  auto result = run_cli("check reduction/2 " + path + " --json");
+  EXPECT_EQ(result.exit_code, 1);
+  auto report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["verdict"], "compile_error");
+  EXPECT_NE(report["compile"]["log"].get<std::string>().find("limit"), std::string::npos);
+}
+
+TEST(CliCheck, WithoutAGpuTheKernelStillCompilesThenNoDevice) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present; the GPU tests cover the full path";
+  auto starter = run_cli("check reduction/3 " + testing::course_file("03-block-tree/reference.cu") + " --json");
+  EXPECT_EQ(starter.exit_code, 2);
+  auto report = nlohmann::json::parse(starter.out);
+  EXPECT_EQ(report["verdict"], "no_device");
+  EXPECT_EQ(report["compile"]["ok"], true);
+  EXPECT_TRUE(report["error_name"].get<std::string>().starts_with("cudaError"));
+  EXPECT_NE(report["message"].get<std::string>().find("needs an NVIDIA GPU"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cudojo

@@ -1,0 +1,3 @@
+// expect: verdict=accepted
+#include <cstdio>
+extern "C" __global__ void count(int* c) { atomicAdd(c, 1); }

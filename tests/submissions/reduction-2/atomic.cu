@@ -1,0 +1,6 @@
+// expect: verdict=accepted
+#include <cuda_runtime.h>
+__global__ void reduce(const float* X, float* out, int N) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < N) atomicAdd(out, X[i]);
+}
