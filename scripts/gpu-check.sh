@@ -9,7 +9,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-cudojo=build/cudojo
+build=${CUDOJO_BUILD:-build}
+cudojo=$build/cudojo
 gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
 transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-check.txt}
 mkdir -p "$(dirname "$transcript")"
@@ -35,7 +36,7 @@ echo "nvcc:    $(nvcc --version 2>/dev/null | tail -1)"
 echo
 
 echo "## 1. GPU end-to-end tests (gtest, label gpu)"
-build/cudojo_e2e_tests --gtest_filter='Gpu*' 2>&1 || expect_fail "GPU end-to-end tests"
+$build/cudojo_e2e_tests --gtest_filter='Gpu*' 2>&1 || expect_fail "GPU end-to-end tests"
 echo
 
 echo "## 2. References and starters"

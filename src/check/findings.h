@@ -12,12 +12,16 @@
 
 namespace cudojo {
 
-// Bit patterns the driver writes where the learner must not look, chosen so a sum that reads them
-// lands far from any right answer and differs between the two.
-inline constexpr float kSharedPoisonA = 3.0e6f;
-inline constexpr float kSharedPoisonB = -7.0e5f;
-inline constexpr float kGuardPoisonA = 5.0e5f;
-inline constexpr float kGuardPoisonB = -2.5e5f;
+// Values the driver plants where the learner must not look. "Loud" values are powers of two so
+// large (2^40, 2^41) that a sum that read even one of them is unmistakable, whatever else it read;
+// "quiet" values are ordinary numbers, like the zeros a real GPU often leaves there by chance, but
+// not zero, so that a kernel that reads them is still wrong.
+inline constexpr float kSharedPoisonLoud = 1099511627776.0f;  // 2^40
+inline constexpr float kSharedPoisonQuiet = -3.0f;
+inline constexpr float kGuardLoud = 2199023255552.0f;          // 2^41
+inline constexpr float kGuardQuiet = 1000.0f;
+// Any result at least this large (2^39) must contain a loud value: exact data sums stay below 2^24.
+inline constexpr double kLoudThreshold = 549755813888.0;
 // partial[] is filled with a quiet NaN carrying this payload: a slot still holding it was never written.
 inline constexpr std::uint32_t kUnwrittenPartialBits = 0x7FC0DEADu;
 
@@ -30,14 +34,16 @@ TestResult judge_total(std::string_view data, std::int64_t n, bool exact, float 
 TestResult judge_count(int run, std::int64_t expected, std::int64_t got);
 void add_count_findings(std::span<const std::int64_t> counts, std::int64_t expected, FindingSet& findings);
 
-// Results of one exact-data case run three ways: shared memory poisoned with pattern A, with
-// pattern B, and the guard region after X changed. A correct kernel gives one bit pattern.
-// For an accumulator each result holds one value; for partials, one value per block.
+// One exact-data case launched under different plantings. A correct kernel gives the same bits in
+// all of them. For an accumulator each result holds one value; for partials, one per block.
 struct PoisonRuns {
-  std::vector<float> shared_a;
-  std::vector<float> shared_b;
-  std::vector<float> guard_b;
+  std::vector<float> shared_loud;   // shared memory loud, guard quiet (the judged launch)
+  std::vector<float> shared_quiet;  // shared memory quiet, guard quiet
+  std::vector<float> guard_loud;    // shared memory quiet, guard loud
 };
+// uninitialized_shared: the loud shared launch came out loud, or the two shared patterns disagree.
+// out_of_bounds: the loud guard launch came out loud. Magnitudes, not differences, decide the
+// guard, because a kernel that reads stale shared memory differs between any two launches.
 void add_poison_findings(std::int64_t n, const PoisonRuns& runs, FindingSet& findings);
 
 // X (and its guard) read back after the launches; a difference means the kernel wrote its input.

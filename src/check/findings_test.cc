@@ -38,21 +38,37 @@ TEST(Findings, ExactCountsGiveNoFinding) {
   EXPECT_TRUE(findings.finish().empty());
 }
 
-TEST(Findings, PatternDependentResultIsUninitializedShared) {
+TEST(Findings, LoudResultUnderLoudSharedIsUninitializedShared) {
   FindingSet findings;
-  add_poison_findings(257, {{257.0f + 3.0e6f}, {257.0f - 7.0e5f}, {257.0f + 3.0e6f}}, findings);
+  add_poison_findings(257, {{257.0f + kSharedPoisonLoud}, {254.0f}, {254.0f}}, findings);
   auto list = findings.finish();
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].code, "uninitialized_shared");
   EXPECT_NE(list[0].message.find("n = 257"), std::string::npos);
 }
 
-TEST(Findings, GuardDependentResultIsOutOfBounds) {
+TEST(Findings, PatternDependentResultIsUninitializedShared) {
+  // Stale values from an earlier block rather than the planted ones: not loud, but they differ.
   FindingSet findings;
-  add_poison_findings(255, {{300.0f}, {300.0f}, {-250.0f}}, findings);
+  add_poison_findings(1000003, {{1500000.0f}, {1500123.0f}, {1500123.0f}}, findings);
+  EXPECT_TRUE(findings.has("uninitialized_shared"));
+  EXPECT_FALSE(findings.has("out_of_bounds"));
+}
+
+TEST(Findings, LoudResultUnderLoudGuardIsOutOfBounds) {
+  FindingSet findings;
+  add_poison_findings(255, {{300.0f + 1000.0f}, {300.0f + 1000.0f}, {300.0f + kGuardLoud}}, findings);
   auto list = findings.finish();
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].code, "out_of_bounds");
+}
+
+TEST(Findings, QuietDifferenceUnderTheGuardIsNotOutOfBounds) {
+  // A kernel reading stale shared memory differs between any two launches; only a loud guard
+  // result proves a read past N.
+  FindingSet findings;
+  add_poison_findings(255, {{300.0f}, {300.0f}, {301.0f}}, findings);
+  EXPECT_FALSE(findings.has("out_of_bounds"));
 }
 
 TEST(Findings, StableResultGivesNoPoisonFinding) {
@@ -61,9 +77,15 @@ TEST(Findings, StableResultGivesNoPoisonFinding) {
   EXPECT_TRUE(findings.finish().empty());
 }
 
+TEST(Findings, UnwrittenPartialIsNotLoud) {
+  FindingSet findings;
+  add_poison_findings(255, {{1.0f, unwritten()}, {1.0f, unwritten()}, {1.0f, unwritten()}}, findings);
+  EXPECT_TRUE(findings.finish().empty());
+}
+
 TEST(Findings, SameCodeAtSeveralSizesIsOneFindingListingTheSizes) {
   FindingSet findings;
-  for (std::int64_t n : {1, 255, 257}) add_poison_findings(n, {{1.0f}, {2.0f}, {1.0f}}, findings);
+  for (std::int64_t n : {1, 255, 257}) add_poison_findings(n, {{1.0f}, {2.0f}, {2.0f}}, findings);
   auto list = findings.finish();
   ASSERT_EQ(list.size(), 1u);
   EXPECT_NE(list[0].message.find("n = 1, 255, 257"), std::string::npos) << list[0].message;
@@ -114,6 +136,17 @@ TEST(Findings, UnwrittenSlotsArePartialContract) {
   FindingSet findings;
   add_partial_findings(2, analysis, findings);
   EXPECT_TRUE(findings.has("partial_contract"));
+}
+
+TEST(Findings, RightBlockZeroWithinTheTotalsToleranceIsNotTheTotal) {
+  // Signed data: the total is near zero and its tolerance (from sum|x|) covers block 0's own sum.
+  std::vector<ReferenceSum> blocks = {ref_of(5, 100, 256), ref_of(-5, 100, 256)};
+  std::vector<float> partial = {5.0f, -5.0f};
+  auto analysis = analyse_partials(partial, blocks, false, ref_of(0, 200, 512));
+  EXPECT_FALSE(analysis.slot0_holds_total);
+  FindingSet findings;
+  add_partial_findings(512, analysis, findings);
+  EXPECT_TRUE(findings.finish().empty());
 }
 
 TEST(Findings, RightPartialsPass) {

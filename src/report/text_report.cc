@@ -54,9 +54,13 @@ std::string render_text(const Report& report, bool colour) {
                        report.gpu->name, report.gpu->arch, report.gpu->sm_count, report.gpu->driver,
                        report.gpu->peak_read_gbps);
   }
-  out << fmt::format("  compile  {} ({}, NVRTC {}, {:.0f} ms)\n",
-                     report.compile.ok ? p.good("ok") : p.bad("failed"), report.compile.arch,
-                     report.compile.nvrtc, report.compile.compile_ms);
+  if (!report.compile.nvrtc.empty()) {
+    out << fmt::format("  compile  {} ({}, NVRTC {}, {:.0f} ms)\n",
+                       report.compile.ok ? p.good("ok") : p.bad("failed"), report.compile.arch,
+                       report.compile.nvrtc, report.compile.compile_ms);
+  } else if (!report.compile.ok) {
+    out << "  compile  " << p.bad("failed") << "\n";
+  }
   if (!report.compile.ok) {
     for (const auto& d : report.compile.diagnostics) {
       const std::string where = d.line > 0 ? fmt::format("{}:{}", d.file, d.line) : d.file;
@@ -94,7 +98,9 @@ std::string render_text(const Report& report, bool colour) {
   }
 
   const Metrics& m = report.metrics;
-  if (m.time_ms || !m.note.empty()) {
+  if (!m.time_ms && !m.note.empty()) {
+    out << "\n" << p.bold("Timing") << "  " << p.dim(m.note) << "\n";
+  } else if (m.time_ms) {
     out << "\n" << p.bold(fmt::format("Timing  n = {}", m.n)) << "\n";
     if (m.time_ms) {
       out << fmt::format("  submission  median {:9.4f} ms  (min {:.4f}, max {:.4f}, {} samples)", m.time_ms->median_ms,

@@ -145,6 +145,11 @@ Report run_check(const CheckRequest& request) {
         const std::string event = message.value("event", "");
         if (event == "compiled") {
           compiled = true;
+          const auto& compile = message.value("compile", nlohmann::json::object());
+          report.compile.ok = compile.value("ok", false);
+          report.compile.arch = compile.value("arch", "");
+          report.compile.nvrtc = compile.value("nvrtc", "");
+          report.compile.compile_ms = compile.value("compile_ms", 0.0);
         } else if (event == "reference_time") {
           reference_ms = message.value("ms", -1.0);
         } else if (event == "phase") {

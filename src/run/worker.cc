@@ -126,7 +126,10 @@ int run_job(const Job& job) {
   report.compile.log = submission.log;
   report.compile.diagnostics = submission.diagnostics;
   report.compile.compile_ms = submission.compile_ms;
-  send({{"event", "compiled"}, {"ok", submission.ok}});
+  send({{"event", "compiled"},
+        {"compile",
+         {{"ok", report.compile.ok}, {"arch", arch}, {"nvrtc", report.compile.nvrtc},
+          {"compile_ms", report.compile.compile_ms}}}});
 
   if (!submission.ok) {
     report.message = "the submission did not compile";
