@@ -94,15 +94,6 @@ void add_count_findings(std::span<const std::int64_t> counts, std::int64_t expec
 
 namespace {
 
-// Index of the first element whose bits differ, or -1 when both hold the same bits.
-std::int64_t first_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (float_bits(a[i]) != float_bits(b[i])) return static_cast<std::int64_t>(i);
-  }
-  return -1;
-}
-
 // Index of the first element carrying a loud value, or -1. NaN (an unwritten slot) is not loud.
 std::int64_t first_loud(const std::vector<float>& values) {
   for (std::size_t i = 0; i < values.size(); ++i) {
@@ -119,10 +110,11 @@ std::string show_value(const std::vector<float>& values, std::int64_t at) {
 }  // namespace
 
 void add_poison_findings(std::int64_t n, const PoisonRuns& runs, FindingSet& findings) {
-  const std::int64_t loud = first_loud(runs.shared_loud);
-  const std::int64_t differs = first_difference(runs.shared_loud, runs.shared_quiet);
-  if (loud >= 0 || differs >= 0) {
-    const std::int64_t at = loud >= 0 ? loud : differs;
+  // Loud under the loud pattern and quiet under the quiet one: the answer changed with what shared
+  // memory held. A mere difference is not enough, since a racing kernel differs between any two
+  // launches (that is reported as nondeterministic instead).
+  const std::int64_t at = first_loud(runs.shared_loud);
+  if (at >= 0 && first_loud(runs.shared_quiet) < 0) {
     findings.add(finding_code::kUninitializedShared,
                  fmt::format("the result depends on what shared memory held before the launch ({} with "
                              "shared memory filled with 2^40, {} with it filled with -3): a shared slot "

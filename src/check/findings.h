@@ -41,9 +41,10 @@ struct PoisonRuns {
   std::vector<float> shared_quiet;  // shared memory quiet, guard quiet
   std::vector<float> guard_loud;    // shared memory quiet, guard loud
 };
-// uninitialized_shared: the loud shared launch came out loud, or the two shared patterns disagree.
-// out_of_bounds: the loud guard launch came out loud. Magnitudes, not differences, decide the
-// guard, because a kernel that reads stale shared memory differs between any two launches.
+// uninitialized_shared: the answer is loud under the loud shared pattern and quiet under the quiet
+// one. out_of_bounds: the loud guard launch came out loud. Magnitudes, not mere differences, decide,
+// because a racing kernel (or one reading another block's stale slots) differs between any two
+// launches; the repeated launch reports that as nondeterministic.
 void add_poison_findings(std::int64_t n, const PoisonRuns& runs, FindingSet& findings);
 
 // X (and its guard) read back after the launches; a difference means the kernel wrote its input.

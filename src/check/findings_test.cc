@@ -47,12 +47,11 @@ TEST(Findings, LoudResultUnderLoudSharedIsUninitializedShared) {
   EXPECT_NE(list[0].message.find("n = 257"), std::string::npos);
 }
 
-TEST(Findings, PatternDependentResultIsUninitializedShared) {
-  // Stale values from an earlier block rather than the planted ones: not loud, but they differ.
+TEST(Findings, RaceThatDiffersBetweenPatternsIsNotUninitializedShared) {
+  // A plain += loses a different number of updates each launch; that is not about shared memory.
   FindingSet findings;
-  add_poison_findings(1000003, {{1500000.0f}, {1500123.0f}, {1500123.0f}}, findings);
-  EXPECT_TRUE(findings.has("uninitialized_shared"));
-  EXPECT_FALSE(findings.has("out_of_bounds"));
+  add_poison_findings(255, {{120.0f}, {97.0f}, {130.0f}}, findings);
+  EXPECT_TRUE(findings.finish().empty());
 }
 
 TEST(Findings, LoudResultUnderLoudGuardIsOutOfBounds) {
@@ -85,7 +84,7 @@ TEST(Findings, UnwrittenPartialIsNotLoud) {
 
 TEST(Findings, SameCodeAtSeveralSizesIsOneFindingListingTheSizes) {
   FindingSet findings;
-  for (std::int64_t n : {1, 255, 257}) add_poison_findings(n, {{1.0f}, {2.0f}, {2.0f}}, findings);
+  for (std::int64_t n : {1, 255, 257}) add_poison_findings(n, {{kSharedPoisonLoud}, {2.0f}, {2.0f}}, findings);
   auto list = findings.finish();
   ASSERT_EQ(list.size(), 1u);
   EXPECT_NE(list[0].message.find("n = 1, 255, 257"), std::string::npos) << list[0].message;
