@@ -5,7 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
-          libfmt-dev libgtest-dev)
+          libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcpp-httplib-dev libcmark-gfm-dev
+          chromium)
+# Node.js runs the browser test and installs the page's packages; the machine may already have it.
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -22,6 +26,9 @@ if [ ! -x "$cuda_root/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
   echo "setup: the CUDA 13 toolkit was not found at $cuda_root (set CUDA_HOME)" >&2
   exit 1
 fi
+
+# The page's packages (CodeMirror, and playwright-core for the browser test), exactly as locked.
+npm ci --prefix web --no-audit --no-fund --loglevel=error
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root"
 cmake --build build -j "$(nproc)"

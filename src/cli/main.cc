@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cuda_runtime.h>
+
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -12,6 +14,7 @@
 #include "contract/contract_info.h"
 #include "run/judge.h"
 #include "run/protocol.h"
+#include "serve/server.h"
 #include "stage/stage.h"
 
 namespace {
@@ -112,8 +115,18 @@ std::string read_submission(const std::string& path, std::size_t limit) {
 
 }  // namespace
 
+// `cudojo gpus`: how many CUDA devices this process can see (0 without a driver). The server asks
+// a child process, so that the server itself never initializes CUDA.
+int count_visible_gpus() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  std::cout << count << "\n";
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "worker") return cudojo::worker_main();
+  if (argc >= 2 && std::string(argv[1]) == "gpus") return count_visible_gpus();
 
   CLI::App app{
       "cudojo: learn and prove CUDA kernel skills. Take a stage, edit its kernel, and check it on the GPU:\n"
@@ -154,6 +167,22 @@ int main(int argc, char** argv) {
   check->add_option("--color", colour, "Colour in the text report: auto (default; honours NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
+  ServeSettings serve_settings;
+  serve_settings.data_dir = default_data_dir();
+  serve_settings.web_dir = default_web_dir();
+  auto* serve = app.add_subcommand(
+      "serve",
+      "Serve the course: a web page (lesson, editor, Run, results, history) and a JSON API "
+      "(docs/openapi.yaml) over the same judge as `check`. Jobs are queued in SQLite and survive restarts.");
+  serve->add_option("--host", serve_settings.host, "Address to listen on")->capture_default_str();
+  serve->add_option("--port", serve_settings.port, "Port (0 picks a free one and prints it)")->capture_default_str();
+  serve->add_option("--data-dir", serve_settings.data_dir, "Folder for the SQLite database (default: $CUDOJO_DATA or ./cudojo-data)");
+  serve->add_option("--workers", serve_settings.workers,
+                    "Jobs judged at once (default: one per visible GPU, at least one; 0 queues without judging)");
+  serve->add_option("--max-queue", serve_settings.limits.max_queue_length, "Queued + running jobs before 429")
+      ->capture_default_str();
+  serve->add_option("--web-dir", serve_settings.web_dir, "Folder holding the page (default: the installed web/)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -164,6 +193,7 @@ int main(int argc, char** argv) {
   try {
     const auto course = load_course(course_dir);
     if (*stages) return cmd_stages(course, json);
+    if (*serve) return run_server(course, serve_settings);
     const Stage& stage = require_stage(course, stage_id);
     if (*show) return cmd_show(stage, json);
     if (*starter) {

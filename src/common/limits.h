@@ -28,3 +28,17 @@ struct JudgeLimits {
 inline constexpr JudgeLimits kDefaultLimits{};
 
 }  // namespace cudojo
+
+namespace cudojo {
+
+// The server's limits, in one table beside the judge's.
+struct ServeLimits {
+  std::size_t max_request_bytes = 256 * 1024;  // whole request body; the source limit is the judge's
+  int max_queue_length = 200;                  // queued + running, everyone's; then 429
+  int max_pending_per_learner = 4;             // queued + running, one learner's; then 429
+  int retry_after_seconds = 10;                // sent with every 429
+  int history_limit = 100;                     // jobs returned by /api/history
+  double event_stream_max_seconds = 600;       // one server-sent-events stream stays open at most this
+};
+
+}  // namespace cudojo

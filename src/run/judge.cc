@@ -111,7 +111,11 @@ Report run_check(const CheckRequest& request) {
   job.max_source_bytes = request.limits.max_source_bytes;
   job.max_log_bytes = request.limits.max_compile_log_bytes;
 
-  WorkerProcess worker({request.worker_executable, "worker"}, request.limits.max_output_bytes);
+  WorkerProcess worker({request.worker_executable, "worker"}, request.limits.max_output_bytes,
+                       request.worker_environment);
+  auto progress = [&](std::string_view phase) {
+    if (request.on_progress) request.on_progress(phase);
+  };
   worker.send_job(nlohmann::json(job).dump());
 
   auto deadline = after_ms(request.limits.startup_budget_ms);
@@ -145,6 +149,7 @@ Report run_check(const CheckRequest& request) {
         const std::string event = message.value("event", "");
         if (event == "compiled") {
           compiled = true;
+          progress("compiled");
           const auto& compile = message.value("compile", nlohmann::json::object());
           report.compile.ok = compile.value("ok", false);
           report.compile.arch = compile.value("arch", "");
@@ -154,6 +159,7 @@ Report run_check(const CheckRequest& request) {
           reference_ms = message.value("ms", -1.0);
         } else if (event == "phase") {
           phase = message.value("name", "?");
+          progress(phase);
           budget_ms = phase_budget_ms(request.limits, message.value("launches", 1), reference_ms);
           deadline = after_ms(budget_ms);
         } else if (event == "result") {

@@ -4,8 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "common/limits.h"
 #include "report/report.h"
@@ -22,6 +26,10 @@ struct CheckRequest {
   JudgeLimits limits = kDefaultLimits;
   std::string worker_executable;  // the cudojo binary; started as `<it> worker`
   std::string cuda_include_dir;
+  // Extra environment for the worker (the server pins each worker to one GPU this way).
+  std::vector<std::pair<std::string, std::string>> worker_environment;
+  // Called with each phase the worker announces ("compiled", "tests", "timing", ...).
+  std::function<void(std::string_view phase)> on_progress;
 };
 
 Report run_check(const CheckRequest& request);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <system_error>
 
@@ -36,8 +37,21 @@ std::string WorkerProcess::Exit::describe() const {
   return fmt::format("killed by signal {} ({})", signal, strsignal(signal));
 }
 
-WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t output_cap_bytes)
+WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t output_cap_bytes,
+                             const Environment& extra)
     : output_cap_(output_cap_bytes) {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry; ++entry) {
+    const std::string variable(*entry);
+    const std::string name = variable.substr(0, variable.find('='));
+    const bool overridden = std::any_of(extra.begin(), extra.end(), [&](const auto& kv) { return kv.first == name; });
+    if (!overridden) environment.push_back(variable);
+  }
+  for (const auto& [name, value] : extra) environment.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& variable : environment) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+
   int job_pipe[2], message_pipe[2], output_pipe[2];
   make_pipe(job_pipe);
   make_pipe(message_pipe);
@@ -60,7 +74,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t o
   std::vector<char*> args;
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
-  const int spawned = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), environ);
+  const int spawned = posix_spawn(&pid_, args[0], &actions, &attributes, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
 

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace cudojo {
@@ -24,8 +25,11 @@ class WorkerProcess {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // Spawns argv[0] with argv; throws std::system_error when the process cannot start.
-  WorkerProcess(const std::vector<std::string>& argv, std::size_t output_cap_bytes);
+  using Environment = std::vector<std::pair<std::string, std::string>>;
+  // Spawns argv[0] with argv and this process's environment plus `extra` (which wins);
+  // throws std::system_error when the process cannot start.
+  WorkerProcess(const std::vector<std::string>& argv, std::size_t output_cap_bytes,
+                const Environment& extra = {});
   ~WorkerProcess();
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

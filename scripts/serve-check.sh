@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Runs `cudojo serve` on this machine and drives it with 50 corpus submissions through the API,
+# writing a transcript (default: evidence/<UTC date>-<gpu>-serve.txt). Needs a GPU for the
+# verdicts to be the corpus's expected ones (without one, every compiled job is no_device).
+#   scripts/serve-check.sh [TRANSCRIPT]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${CUDOJO_BUILD:-build}
+gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
+transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-serve.txt}
+mkdir -p "$(dirname "$transcript")"
+exec > >(tee "$transcript") 2>&1
+
+echo "# cudojo serve check"
+echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "command: scripts/serve-check.sh $*"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+data=$(mktemp -d)
+"$build/cudojo" serve --port 0 --data-dir "$data" > "$data/serve.log" 2>&1 &
+server=$!
+for _ in $(seq 1 50); do
+  url=$(grep -o 'http://[0-9.]*:[0-9]*/' "$data/serve.log" | head -1)
+  [ -n "$url" ] && break
+  sleep 0.2
+done
+echo "server:  $(head -1 "$data/serve.log")"
+python3 scripts/serve_load.py "$url" --count 50
+status=$?
+kill -TERM $server
+wait $server
+echo "server stopped; exit $status"
+exit $status

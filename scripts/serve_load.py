@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Drives a running `cudojo serve` with submissions from the corpus and checks every verdict.
+
+    scripts/serve_load.py URL [--count 50]
+
+Signs in enough learners to stay under the per-learner limit, submits `count` files from
+tests/submissions (cycled, in a fixed order), follows each job to its verdict, compares the verdict
+with the expectation on the file's first line, and prints a table and the median queued-to-verdict
+time. Exit 0 only if every verdict is right. Standard library only.
+"""
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import time
+import urllib.error
+import urllib.request
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+def call(url, method="GET", body=None, token=None):
+    request = urllib.request.Request(url, method=method, data=None if body is None else json.dumps(body).encode())
+    request.add_header("Content-Type", "application/json")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"{}")
+
+
+def corpus():
+    files = []
+    for path in sorted((ROOT / "tests" / "submissions").glob("*/*.cu")):
+        expect = dict(kv.split("=", 1) for kv in path.read_text().splitlines()[0].removeprefix("// expect: ").split()
+                      if "=" in kv)
+        stage = path.parent.name.replace("-", "/")
+        files.append((path, stage, expect["verdict"]))
+    return files
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("url")
+    parser.add_argument("--count", type=int, default=50)
+    args = parser.parse_args()
+    base = args.url.rstrip("/")
+
+    files = corpus()
+    status, health = call(f"{base}/api/health")
+    print(f"server: {health}")
+    per_learner = 4
+    tokens = []
+    for index in range((args.count + per_learner - 1) // per_learner):
+        status, learner = call(f"{base}/api/learners", "POST", {"name": f"load{int(time.time())}-{index}"})
+        assert status == 201, learner
+        tokens.append(learner["token"])
+
+    submitted = []
+    started = time.time()
+    for index in range(args.count):
+        path, stage, expected = files[index % len(files)]
+        token = tokens[index // per_learner]
+        status, job = call(f"{base}/api/jobs", "POST", {"stage": stage, "source": path.read_text()}, token)
+        assert status == 202, (status, job)
+        submitted.append((job["id"], token, path, stage, expected))
+    print(f"submitted {len(submitted)} jobs in {time.time() - started:.2f} s")
+
+    results = []
+    for job_id, token, path, stage, expected in submitted:
+        while True:
+            status, job = call(f"{base}/api/jobs/{job_id}", token=token)
+            if job.get("state") == "done":
+                break
+            time.sleep(0.2)
+        run_s = job["finished_at"] - job["started_at"]
+        results.append((job_id, path, stage, expected, job["verdict"], job["queued_to_verdict_ms"] / 1000, run_s))
+    total_s = time.time() - started
+
+    wrong = 0
+    print(f"\n{'job':>4} {'file':42} {'expected':20} {'got':20} {'queued->verdict':>15} {'run':>7}")
+    for job_id, path, stage, expected, got, waited, run_s in results:
+        mark = "ok" if got == expected else "WRONG"
+        wrong += got != expected
+        print(f"{job_id:>4} {str(path.relative_to(ROOT / 'tests' / 'submissions')):42} {expected:20} {got:20} "
+              f"{waited:13.2f} s {run_s:5.2f} s {mark}")
+    waits = [r[5] for r in results]
+    runs = [r[6] for r in results]
+    print(f"\n{len(results)} jobs, {len(results) - wrong} verdicts right, {wrong} wrong; all done {total_s:.1f} s "
+          f"after the first submission")
+    print(f"queued-to-verdict: median {statistics.median(waits):.2f} s, min {min(waits):.2f} s, max {max(waits):.2f} s")
+    print(f"run time per job (started to verdict): median {statistics.median(runs):.2f} s, "
+          f"min {min(runs):.2f} s, max {max(runs):.2f} s")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

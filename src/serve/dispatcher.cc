@@ -1,0 +1,76 @@
+#include "serve/dispatcher.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+#include "run/judge.h"
+
+namespace cudojo {
+
+Dispatcher::Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings)
+    : store_(store), course_(course), settings_(std::move(settings)) {}
+
+Dispatcher::~Dispatcher() { stop(); }
+
+void Dispatcher::start() {
+  for (int slot = 0; slot < settings_.workers; ++slot) threads_.emplace_back([this, slot] { run_slot(slot); });
+}
+
+void Dispatcher::stop() {
+  stopping_ = true;
+  wake_.notify_all();
+  for (auto& thread : threads_) {
+    if (thread.joinable()) thread.join();
+  }
+  threads_.clear();
+}
+
+void Dispatcher::notify() { wake_.notify_one(); }
+
+void Dispatcher::run_slot(int slot) {
+  while (!stopping_) {
+    std::optional<JobRecord> job;
+    try {
+      job = store_.claim_next();
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "cudojo serve: cannot take a job: {}\n", error.what());
+    }
+    if (!job) {
+      std::unique_lock lock(mutex_);
+      wake_.wait_for(lock, std::chrono::milliseconds(500));
+      continue;
+    }
+    run_job(slot, *job);
+  }
+}
+
+void Dispatcher::run_job(int slot, const JobRecord& job) {
+  Report report;
+  const Stage* stage = find_stage(course_, job.stage);
+  try {
+    if (!stage) throw std::runtime_error(fmt::format("stage '{}' is no longer in the course", job.stage));
+    CheckRequest request;
+    request.stage = stage;
+    request.source = job.source;
+    request.file_name = "submission.cu";
+    request.worker_executable = settings_.worker_executable;
+    request.cuda_include_dir = settings_.cuda_include_dir;
+    if (settings_.pin_gpus) request.worker_environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
+    request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
+    report = run_check(request);
+  } catch (const std::exception& error) {
+    report = Report{};
+    report.stage = job.stage;
+    report.verdict = Verdict::kInternalError;
+    report.message = fmt::format("the server could not judge this job: {}", error.what());
+  }
+  try {
+    store_.finish(job.id, std::string(to_string(report.verdict)), nlohmann::json(report).dump());
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "cudojo serve: cannot record job {}: {}\n", job.id, error.what());
+  }
+}
+
+}  // namespace cudojo

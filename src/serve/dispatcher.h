@@ -1,0 +1,53 @@
+// Runs queued jobs: one thread per worker slot (one per visible GPU), each taking the oldest queued
+// job from the Store, judging it with run_check (a fresh worker process per job, pinned to its
+// GPU) and recording the result. A worker process that crashes or is killed fails only its own
+// job, with a verdict from run_check; the next job starts a new process.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/store.h"
+#include "stage/stage.h"
+
+namespace cudojo {
+
+class Dispatcher {
+ public:
+  struct Settings {
+    int workers = 1;
+    bool pin_gpus = false;  // worker slot i sees only GPU i (CUDA_VISIBLE_DEVICES)
+    std::string worker_executable;
+    std::string cuda_include_dir;
+  };
+
+  Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);
+  ~Dispatcher();
+  Dispatcher(const Dispatcher&) = delete;
+  Dispatcher& operator=(const Dispatcher&) = delete;
+
+  void start();
+  // Lets running jobs finish, then joins the threads.
+  void stop();
+  // A job was queued: wake an idle slot now rather than at its next poll.
+  void notify();
+  int workers() const { return settings_.workers; }
+
+ private:
+  void run_slot(int slot);
+  void run_job(int slot, const JobRecord& job);
+
+  Store& store_;
+  const std::vector<Stage>& course_;
+  Settings settings_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stopping_{false};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace cudojo

@@ -1,0 +1,36 @@
+// `cudojo serve`: the course as a web page and a JSON API over the same judge as the CLI.
+// HTTP (cpp-httplib) threads only read and write the Store; the Dispatcher's threads run jobs.
+// docs/openapi.yaml describes the API.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/limits.h"
+#include "stage/stage.h"
+
+namespace cudojo {
+
+struct ServeSettings {
+  std::string host = "127.0.0.1";
+  int port = 8080;
+  std::filesystem::path data_dir;  // holds cudojo.sqlite3
+  int workers = -1;                // -1: one per visible GPU (at least one)
+  std::filesystem::path web_dir;   // index.html, app.js, style.css, node_modules/codemirror
+  ServeLimits limits;
+  JudgeLimits judge_limits;
+};
+
+// Serves until SIGINT or SIGTERM; returns the process exit code.
+int run_server(const std::vector<Stage>& course, const ServeSettings& settings);
+
+// The web folder shipped with the build, or beside the executable's folder.
+std::filesystem::path default_web_dir();
+// The data folder: $CUDOJO_DATA, else ./cudojo-data.
+std::filesystem::path default_data_dir();
+
+// Visible GPUs, counted by a child process so that this process never initializes CUDA.
+int count_gpus(const std::string& executable);
+
+}  // namespace cudojo

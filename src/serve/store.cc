@@ -1,0 +1,311 @@
+#include "serve/store.h"
+
+#include <fmt/format.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sqlite3.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <regex>
+
+#include "report/report.h"
+
+namespace cudojo {
+
+namespace {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// RAII prepared statement with typed binding and column access.
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr) != SQLITE_OK) {
+      throw StoreError(fmt::format("SQL prepare failed: {} ({})", sqlite3_errmsg(db), sql));
+    }
+  }
+  ~Statement() { sqlite3_finalize(statement_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& bind(int index, std::int64_t value) {
+    sqlite3_bind_int64(statement_, index, value);
+    return *this;
+  }
+  Statement& bind(int index, double value) {
+    sqlite3_bind_double(statement_, index, value);
+    return *this;
+  }
+  Statement& bind(int index, const std::string& value) {
+    sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  // true while a row is available.
+  bool step() {
+    const int status = sqlite3_step(statement_);
+    if (status == SQLITE_ROW) return true;
+    if (status == SQLITE_DONE) return false;
+    throw StoreError(fmt::format("SQL step failed: {}", sqlite3_errmsg(db_)));
+  }
+  std::int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
+  double real(int column) const { return sqlite3_column_double(statement_, column); }
+  bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
+  std::string text(int column) const {
+    const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
+    return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))) : "";
+  }
+  std::optional<std::string> optional_text(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<std::string>(text(column));
+  }
+  std::optional<double> optional_real(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<double>(real(column));
+  }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* statement_ = nullptr;
+};
+
+// The columns every job query selects, in this order.
+constexpr const char* kJobColumns =
+    "id, learner_id, stage, source, state, phase, attempts, verdict, report, created_at, started_at, finished_at";
+
+JobState parse_state(const std::string& text) {
+  if (text == "running") return JobState::kRunning;
+  if (text == "done") return JobState::kDone;
+  return JobState::kQueued;
+}
+
+JobRecord read_job(const Statement& row) {
+  JobRecord job;
+  job.id = row.integer(0);
+  job.learner_id = row.integer(1);
+  job.stage = row.text(2);
+  job.source = row.text(3);
+  job.state = parse_state(row.text(4));
+  job.phase = row.text(5);
+  job.attempts = static_cast<int>(row.integer(6));
+  job.verdict = row.optional_text(7);
+  job.report_json = row.optional_text(8);
+  job.created_at = row.real(9);
+  job.started_at = row.optional_real(10);
+  job.finished_at = row.optional_real(11);
+  return job;
+}
+
+std::string random_token() {
+  unsigned char bytes[32];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) throw StoreError("no randomness for a token");
+  std::string hex;
+  for (unsigned char byte : bytes) hex += fmt::format("{:02x}", byte);
+  return hex;
+}
+
+}  // namespace
+
+std::string_view to_string(JobState state) {
+  switch (state) {
+    case JobState::kQueued: return "queued";
+    case JobState::kRunning: return "running";
+    case JobState::kDone: return "done";
+  }
+  return "queued";
+}
+
+std::string token_digest(const std::string& token) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  if (EVP_Digest(token.data(), token.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
+    throw StoreError("SHA-256 failed");
+  }
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
+  return hex;
+}
+
+Store::Store(const std::filesystem::path& file) {
+  if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
+  if (sqlite3_open(file.c_str(), &db_) != SQLITE_OK) {
+    std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    throw StoreError(fmt::format("cannot open {}: {}", file.string(), message));
+  }
+  sqlite3_busy_timeout(db_, 5000);
+  execute("PRAGMA journal_mode=WAL");
+  execute("PRAGMA synchronous=FULL");  // a job acknowledged to a client survives power loss
+  execute("PRAGMA foreign_keys=ON");
+  execute(
+      "CREATE TABLE IF NOT EXISTS learners ("
+      " id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL UNIQUE,"
+      " created_at REAL NOT NULL)");
+  execute(
+      "CREATE TABLE IF NOT EXISTS jobs ("
+      " id INTEGER PRIMARY KEY, learner_id INTEGER NOT NULL REFERENCES learners(id),"
+      " stage TEXT NOT NULL, source TEXT NOT NULL,"
+      " state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done')),"
+      " phase TEXT NOT NULL DEFAULT 'queued', attempts INTEGER NOT NULL DEFAULT 0,"
+      " verdict TEXT, report TEXT, created_at REAL NOT NULL, started_at REAL, finished_at REAL)");
+  execute("CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state, id)");
+  execute("CREATE INDEX IF NOT EXISTS jobs_by_learner ON jobs(learner_id, stage, id)");
+}
+
+Store::~Store() { sqlite3_close(db_); }
+
+void Store::execute(const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    throw StoreError(fmt::format("SQL failed: {} ({})", message, sql));
+  }
+}
+
+IssuedLearner Store::create_learner(const std::string& name) {
+  static const std::regex kName(R"([A-Za-z0-9_.-]{1,40})");
+  if (!std::regex_match(name, kName)) {
+    throw StoreError("a learner name is 1 to 40 letters, digits, '_', '.' or '-'");
+  }
+  std::lock_guard lock(mutex_);
+  {
+    Statement taken(db_, "SELECT 1 FROM learners WHERE name = ?");
+    taken.bind(1, name);
+    if (taken.step()) throw StoreError(fmt::format("the name '{}' is taken", name));
+  }
+  IssuedLearner issued;
+  issued.token = random_token();
+  Statement insert(db_, "INSERT INTO learners (name, token_sha256, created_at) VALUES (?, ?, ?)");
+  insert.bind(1, name).bind(2, token_digest(issued.token)).bind(3, now_seconds());
+  insert.step();
+  issued.learner = {sqlite3_last_insert_rowid(db_), name};
+  return issued;
+}
+
+std::optional<Learner> Store::find_learner_by_token(const std::string& token) {
+  if (token.empty() || token.size() > 200) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT id, name FROM learners WHERE token_sha256 = ?");
+  query.bind(1, token_digest(token));
+  if (!query.step()) return std::nullopt;
+  return Learner{query.integer(0), query.text(1)};
+}
+
+std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source) {
+  std::lock_guard lock(mutex_);
+  Statement insert(db_, "INSERT INTO jobs (learner_id, stage, source, state, created_at) VALUES (?, ?, ?, 'queued', ?)");
+  insert.bind(1, learner_id).bind(2, stage).bind(3, source).bind(4, now_seconds());
+  insert.step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::int64_t Store::pending_count() {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done'");
+  query.step();
+  return query.integer(0);
+}
+
+std::int64_t Store::pending_count(std::int64_t learner_id) {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done' AND learner_id = ?");
+  query.bind(1, learner_id);
+  query.step();
+  return query.integer(0);
+}
+
+std::int64_t Store::queue_position(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < ?"
+                       " AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'queued')");
+  query.bind(1, job_id).bind(2, job_id);
+  query.step();
+  return query.integer(0);
+}
+
+std::optional<JobRecord> Store::claim_next() {
+  std::lock_guard lock(mutex_);
+  execute("BEGIN IMMEDIATE");
+  try {
+    std::optional<JobRecord> job;
+    {
+      Statement next(db_, fmt::format("SELECT {} FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1", kJobColumns).c_str());
+      if (next.step()) job = read_job(next);
+    }
+    if (job) {
+      Statement claim(db_, "UPDATE jobs SET state = 'running', phase = 'starting', attempts = attempts + 1,"
+                           " started_at = ? WHERE id = ?");
+      const double started = now_seconds();
+      claim.bind(1, started).bind(2, job->id);
+      claim.step();
+      job->state = JobState::kRunning;
+      job->phase = "starting";
+      job->attempts += 1;
+      job->started_at = started;
+    }
+    execute("COMMIT");
+    return job;
+  } catch (...) {
+    execute("ROLLBACK");
+    throw;
+  }
+}
+
+void Store::set_phase(std::int64_t job_id, const std::string& phase) {
+  std::lock_guard lock(mutex_);
+  Statement update(db_, "UPDATE jobs SET phase = ? WHERE id = ? AND state = 'running'");
+  update.bind(1, phase).bind(2, job_id);
+  update.step();
+}
+
+bool Store::finish(std::int64_t job_id, const std::string& verdict, const std::string& report_json) {
+  std::lock_guard lock(mutex_);
+  Statement update(db_, "UPDATE jobs SET state = 'done', phase = 'done', verdict = ?, report = ?, finished_at = ?"
+                        " WHERE id = ? AND state = 'running'");
+  update.bind(1, verdict).bind(2, report_json).bind(3, now_seconds()).bind(4, job_id);
+  update.step();
+  return sqlite3_changes(db_) == 1;
+}
+
+int Store::requeue_interrupted() {
+  std::lock_guard lock(mutex_);
+  Report report;
+  report.verdict = Verdict::kInternalError;
+  report.message = fmt::format("the server stopped while running this job {} times; it was not run again",
+                               kMaxAttempts);
+  const std::string gave_up = nlohmann::json(report).dump();
+  Statement fail(db_, "UPDATE jobs SET state = 'done', phase = 'done', verdict = 'internal_error', report = ?,"
+                      " finished_at = ? WHERE state = 'running' AND attempts >= ?");
+  fail.bind(1, gave_up).bind(2, now_seconds()).bind(3, std::int64_t{kMaxAttempts});
+  fail.step();
+  Statement requeue(db_, "UPDATE jobs SET state = 'queued', phase = 'queued again after a restart' WHERE state = 'running'");
+  requeue.step();
+  return sqlite3_changes(db_);
+}
+
+std::optional<JobRecord> Store::job(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, fmt::format("SELECT {} FROM jobs WHERE id = ?", kJobColumns).c_str());
+  query.bind(1, job_id);
+  if (!query.step()) return std::nullopt;
+  return read_job(query);
+}
+
+std::vector<JobRecord> Store::history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit) {
+  std::lock_guard lock(mutex_);
+  std::vector<JobRecord> jobs;
+  if (stage) {
+    Statement query(db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? AND stage = ? ORDER BY id DESC LIMIT ?", kJobColumns).c_str());
+    query.bind(1, learner_id).bind(2, *stage).bind(3, std::int64_t{limit});
+    while (query.step()) jobs.push_back(read_job(query));
+  } else {
+    Statement query(db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? ORDER BY id DESC LIMIT ?", kJobColumns).c_str());
+    query.bind(1, learner_id).bind(2, std::int64_t{limit});
+    while (query.step()) jobs.push_back(read_job(query));
+  }
+  return jobs;
+}
+
+}  // namespace cudojo

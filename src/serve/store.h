@@ -1,0 +1,97 @@
+// The server's durable state, in one SQLite file: learners (a name and the SHA-256 of the token the
+// server issued; tokens themselves are never stored) and jobs (source, state, progress, report).
+//
+// Job states: queued -> running -> done. A job is written before the POST that created it
+// returns. At start-up, jobs left `running` by a server that stopped are put back to `queued`, so
+// none is lost; `finish` only moves a job that is `running`, so none completes twice. A job that
+// has been interrupted kMaxAttempts times is finished with internal_error instead of looping.
+//
+// Thread-safe: one connection behind a mutex (the server's load is a handful of writes a second).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace cudojo {
+
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Learner {
+  std::int64_t id = 0;
+  std::string name;
+};
+
+struct IssuedLearner {
+  Learner learner;
+  std::string token;  // shown once, to the learner
+};
+
+enum class JobState { kQueued, kRunning, kDone };
+std::string_view to_string(JobState state);
+
+struct JobRecord {
+  std::int64_t id = 0;
+  std::int64_t learner_id = 0;
+  std::string stage;
+  std::string source;
+  JobState state = JobState::kQueued;
+  std::string phase;         // last progress reported ("queued", "compiled", "tests", ...)
+  int attempts = 0;
+  std::optional<std::string> verdict;
+  std::optional<std::string> report_json;
+  double created_at = 0;     // seconds since the epoch
+  std::optional<double> started_at;
+  std::optional<double> finished_at;
+};
+
+class Store {
+ public:
+  static constexpr int kMaxAttempts = 3;
+
+  explicit Store(const std::filesystem::path& file);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Throws StoreError when the name is taken or malformed.
+  IssuedLearner create_learner(const std::string& name);
+  std::optional<Learner> find_learner_by_token(const std::string& token);
+
+  std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source);
+  std::int64_t pending_count();                          // queued + running, everyone's
+  std::int64_t pending_count(std::int64_t learner_id);   // queued + running, one learner's
+  // How many queued jobs are ahead of this one (0 when it is next or no longer queued).
+  std::int64_t queue_position(std::int64_t job_id);
+
+  // Takes the oldest queued job and marks it running; nullopt when the queue is empty.
+  std::optional<JobRecord> claim_next();
+  void set_phase(std::int64_t job_id, const std::string& phase);
+  // Records the result; false when the job was not running (already finished, or unknown).
+  bool finish(std::int64_t job_id, const std::string& verdict, const std::string& report_json);
+  // Start-up recovery: running jobs go back to the queue (or fail after kMaxAttempts).
+  int requeue_interrupted();
+
+  std::optional<JobRecord> job(std::int64_t job_id);
+  // A learner's jobs, newest first; stage filter optional; at most `limit`.
+  std::vector<JobRecord> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit);
+
+ private:
+  void execute(const char* sql);
+  sqlite3* db_ = nullptr;
+  std::mutex mutex_;
+};
+
+// SHA-256 of a token, as lowercase hex.
+std::string token_digest(const std::string& token);
+
+}  // namespace cudojo

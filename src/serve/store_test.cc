@@ -1,0 +1,142 @@
+#include "serve/store.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+namespace cudojo {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("cudojo_store_test_" + std::to_string(getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path_);
+  }
+  void TearDown() override { fs::remove_all(path_); }
+  fs::path file() const { return path_ / "cudojo.sqlite3"; }
+  fs::path path_;
+};
+
+TEST_F(StoreTest, TokensAuthenticateAndOnlyTheirDigestIsStored) {
+  std::string token;
+  {
+    Store store(file());
+    IssuedLearner issued = store.create_learner("ada");
+    token = issued.token;
+    EXPECT_EQ(token.size(), 64u);
+    auto found = store.find_learner_by_token(token);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->name, "ada");
+    EXPECT_FALSE(store.find_learner_by_token(token + "x").has_value());
+    EXPECT_FALSE(store.find_learner_by_token("").has_value());
+  }
+  // The database file never contains the token itself.
+  std::ifstream in(file(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(bytes.find(token), std::string::npos);
+  EXPECT_NE(bytes.find(token_digest(token)), std::string::npos);
+}
+
+TEST_F(StoreTest, NamesAreUniqueAndChecked) {
+  Store store(file());
+  store.create_learner("ada");
+  EXPECT_THROW(store.create_learner("ada"), StoreError);
+  EXPECT_THROW(store.create_learner(""), StoreError);
+  EXPECT_THROW(store.create_learner("robert'); DROP TABLE jobs;--"), StoreError);
+}
+
+TEST_F(StoreTest, JobsRunInOrderAndFinishOnce) {
+  Store store(file());
+  auto learner = store.create_learner("ada").learner;
+  const auto first = store.enqueue(learner.id, "reduction/3", "a");
+  const auto second = store.enqueue(learner.id, "reduction/3", "b");
+  EXPECT_EQ(store.pending_count(), 2);
+  EXPECT_EQ(store.queue_position(second), 1);
+  auto claimed = store.claim_next();
+  ASSERT_TRUE(claimed.has_value());
+  EXPECT_EQ(claimed->id, first);
+  EXPECT_EQ(claimed->state, JobState::kRunning);
+  EXPECT_EQ(store.queue_position(second), 0);
+  store.set_phase(first, "tests");
+  EXPECT_EQ(store.job(first)->phase, "tests");
+  EXPECT_TRUE(store.finish(first, "accepted", "{}"));
+  EXPECT_FALSE(store.finish(first, "wrong_answer", "{}"));  // never twice
+  EXPECT_EQ(store.job(first)->verdict, std::optional<std::string>("accepted"));
+  EXPECT_EQ(store.pending_count(), 1);
+}
+
+TEST_F(StoreTest, RestartRequeuesInterruptedJobsAndLosesNone) {
+  std::int64_t running = 0, queued = 0;
+  {
+    Store store(file());
+    auto learner = store.create_learner("ada").learner;
+    running = store.enqueue(learner.id, "reduction/2", "x");
+    queued = store.enqueue(learner.id, "reduction/2", "y");
+    ASSERT_EQ(store.claim_next()->id, running);
+  }  // the server stops with one job running and one queued
+  Store store(file());
+  EXPECT_EQ(store.requeue_interrupted(), 1);
+  EXPECT_EQ(store.job(running)->state, JobState::kQueued);
+  EXPECT_EQ(store.claim_next()->id, running);
+  EXPECT_EQ(store.claim_next()->id, queued);
+  EXPECT_FALSE(store.claim_next().has_value());
+}
+
+TEST_F(StoreTest, AJobInterruptedTooOftenFailsInsteadOfLooping) {
+  Store store(file());
+  auto learner = store.create_learner("ada").learner;
+  const auto id = store.enqueue(learner.id, "reduction/2", "x");
+  for (int attempt = 0; attempt < Store::kMaxAttempts; ++attempt) {
+    ASSERT_TRUE(store.claim_next().has_value());
+    store.requeue_interrupted();
+  }
+  auto job = store.job(id);
+  EXPECT_EQ(job->state, JobState::kDone);
+  EXPECT_EQ(job->verdict, std::optional<std::string>("internal_error"));
+}
+
+TEST_F(StoreTest, ConcurrentClaimsNeverShareAJob) {
+  Store store(file());
+  auto learner = store.create_learner("ada").learner;
+  for (int i = 0; i < 40; ++i) store.enqueue(learner.id, "reduction/2", "x");
+  std::mutex mutex;
+  std::vector<std::int64_t> claimed;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      while (auto job = store.claim_next()) {
+        std::lock_guard lock(mutex);
+        claimed.push_back(job->id);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(claimed.size(), 40u);
+  EXPECT_EQ(std::set<std::int64_t>(claimed.begin(), claimed.end()).size(), 40u);
+}
+
+TEST_F(StoreTest, HistoryIsPerLearnerNewestFirst) {
+  Store store(file());
+  auto ada = store.create_learner("ada").learner;
+  auto bob = store.create_learner("bob").learner;
+  store.enqueue(ada.id, "reduction/2", "1");
+  store.enqueue(bob.id, "reduction/2", "2");
+  const auto last = store.enqueue(ada.id, "reduction/3", "3");
+  auto history = store.history(ada.id, std::nullopt, 10);
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0].id, last);
+  EXPECT_EQ(store.history(ada.id, std::string("reduction/2"), 10).size(), 1u);
+  EXPECT_EQ(store.pending_count(bob.id), 1);
+}
+
+}  // namespace
+}  // namespace cudojo

@@ -1,0 +1,276 @@
+// API tests against the real `cudojo serve` (its own process, a fresh SQLite file, a free port),
+// spoken to over HTTP. No GPU is needed: jobs end as compile_error or no_device here, which is
+// exactly the path the queue, the limits and the restarts are about.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "../e2e/run_cli.h"
+#include "serve/store.h"
+
+namespace cudojo {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// One `cudojo serve` process; the port is read from its first line of output.
+class ServerProcess {
+ public:
+  ServerProcess(const fs::path& data_dir, const std::vector<std::string>& extra) {
+    int out[2];
+    EXPECT_EQ(pipe(out), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(out[1], 1);
+      close(out[0]);
+      std::vector<std::string> args = {testing::cudojo_binary(), "serve", "--port", "0", "--data-dir", data_dir.string()};
+      args.insert(args.end(), extra.begin(), extra.end());
+      std::vector<char*> argv;
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    close(out[1]);
+    std::string seen;
+    char c;
+    while (seen.find('\n') == std::string::npos && read(out[0], &c, 1) == 1) seen += c;
+    close(out[0]);
+    const auto at = seen.find("http://127.0.0.1:");
+    EXPECT_NE(at, std::string::npos) << seen;
+    if (at != std::string::npos) port_ = std::stoi(seen.substr(at + 17));
+  }
+  ~ServerProcess() { stop(SIGTERM); }
+  void stop(int signal_number) {
+    if (pid_ <= 0) return;
+    kill(pid_, signal_number);
+    waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+  int port() const { return port_; }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+class Api : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    data_ = fs::temp_directory_path() /
+            ("cudojo_api_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(data_);
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(data_);
+  }
+  void start(const std::vector<std::string>& extra = {"--workers", "1"}) {
+    server_ = std::make_unique<ServerProcess>(data_, extra);
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.set_read_timeout(30, 0);
+    return c;
+  }
+  std::string sign_in(const std::string& name) {
+    auto response = client().Post("/api/learners", json{{"name", name}}.dump(), "application/json");
+    EXPECT_TRUE(response);
+    EXPECT_EQ(response->status, 201) << response->body;
+    return json::parse(response->body)["token"];
+  }
+  httplib::Result submit(const std::string& token, const json& body) {
+    return client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, body.dump(), "application/json");
+  }
+  json wait_done(const std::string& token, std::int64_t id) {
+    for (int i = 0; i < 300; ++i) {
+      auto response = client().Get(("/api/jobs/" + std::to_string(id)).c_str(), {{"Authorization", "Bearer " + token}});
+      if (response && response->status == 200) {
+        json job = json::parse(response->body);
+        if (job["state"] == "done") return job;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+    ADD_FAILURE() << "job " << id << " did not finish";
+    return {};
+  }
+  static std::string compile_error_source() {
+    std::ifstream in(testing::submission("reduction-2/compile_error.cu"));
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  }
+
+  fs::path data_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+TEST_F(Api, StagesAreListedAndDetailed) {
+  start();
+  auto list = client().Get("/api/stages");
+  ASSERT_EQ(list->status, 200);
+  EXPECT_EQ(json::parse(list->body).size(), 4u);
+  auto detail = client().Get("/api/stages/reduction/block-tree");
+  ASSERT_EQ(detail->status, 200);
+  json stage = json::parse(detail->body);
+  EXPECT_EQ(stage["id"], "reduction/3");
+  EXPECT_NE(stage["lesson_html"].get<std::string>().find("<h1>"), std::string::npos);
+  EXPECT_NE(stage["starter"].get<std::string>().find("atomicAdd"), std::string::npos);
+  EXPECT_EQ(client().Get("/api/stages/reduction/99")->status, 404);
+}
+
+TEST_F(Api, CompileErrorRoundTrip) {
+  start();
+  const std::string token = sign_in("ada");
+  auto response = submit(token, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
+  ASSERT_EQ(response->status, 202) << response->body;
+  const auto id = json::parse(response->body)["id"].get<std::int64_t>();
+  json job = wait_done(token, id);
+  EXPECT_EQ(job["verdict"], "compile_error");
+  EXPECT_EQ(job["report"]["verdict"], "compile_error");  // the same JSON as `cudojo check --json`
+  EXPECT_EQ(job["report"]["compile"]["diagnostics"][0]["line"], 6);
+  EXPECT_GT(job["queued_to_verdict_ms"].get<double>(), 0.0);
+  // The progress stream ends with the result.
+  auto events = client().Get(("/api/jobs/" + std::to_string(id) + "/events?token=" + token).c_str());
+  ASSERT_EQ(events->status, 200);
+  EXPECT_NE(events->body.find("event: result"), std::string::npos);
+  // History holds it.
+  auto history = client().Get("/api/history?stage=reduction/3", {{"Authorization", "Bearer " + token}});
+  EXPECT_EQ(json::parse(history->body)["jobs"][0]["id"], id);
+}
+
+TEST_F(Api, BadRequestsGetAClearError) {
+  start();
+  const std::string token = sign_in("ada");
+  auto unknown = submit(token, {{"stage", "reduction/99"}, {"source", "x"}});
+  EXPECT_EQ(unknown->status, 400);
+  EXPECT_NE(json::parse(unknown->body)["error"].get<std::string>().find("reduction/99"), std::string::npos);
+  auto bad_json = client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, "{not json", "application/json");
+  EXPECT_EQ(bad_json->status, 400);
+  EXPECT_EQ(submit(token, {{"stage", "reduction/3"}})->status, 400);
+  EXPECT_EQ(submit("not-a-token", {{"stage", "reduction/3"}, {"source", "x"}})->status, 401);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
+}
+
+TEST_F(Api, OversizeSourceAndOversizeRequestAreRefused) {
+  start();
+  const std::string token = sign_in("ada");
+  auto big_source = submit(token, {{"stage", "reduction/3"}, {"source", std::string(70 * 1024, 'x')}});
+  EXPECT_EQ(big_source->status, 413);
+  EXPECT_NE(json::parse(big_source->body)["error"].get<std::string>().find("limit"), std::string::npos);
+  auto huge = submit(token, {{"stage", "reduction/3"}, {"source", std::string(300 * 1024, 'x')}});
+  EXPECT_EQ(huge->status, 413);
+}
+
+TEST_F(Api, FullQueueAnswers429WithRetryAfter) {
+  start({"--workers", "0", "--max-queue", "3"});
+  const std::string ada = sign_in("ada"), bob = sign_in("bob");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(submit(i < 2 ? ada : bob, {{"stage", "reduction/2"}, {"source", "x"}})->status, 202);
+  }
+  auto refused = submit(bob, {{"stage", "reduction/2"}, {"source", "x"}});
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_FALSE(refused->get_header_value("Retry-After").empty());
+}
+
+TEST_F(Api, OneLearnerCannotFillTheQueue) {
+  start({"--workers", "0"});
+  const std::string ada = sign_in("ada");
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->status, 202);
+  EXPECT_EQ(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->status, 429);
+  EXPECT_EQ(submit(sign_in("bob"), {{"stage", "reduction/2"}, {"source", "x"}})->status, 202);
+}
+
+TEST_F(Api, QueuedJobsSurviveAKilledServerAndRunOnce) {
+  start({"--workers", "0"});
+  const std::string token = sign_in("ada");
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    auto response = submit(token, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
+    ASSERT_EQ(response->status, 202);
+    ids.push_back(json::parse(response->body)["id"]);
+  }
+  server_->stop(SIGKILL);  // no chance to tidy up
+  start({"--workers", "1"});
+  for (auto id : ids) {
+    json job = wait_done(token, id);
+    EXPECT_EQ(job["verdict"], "compile_error");
+    EXPECT_EQ(job["attempts"], 1);
+  }
+}
+
+TEST_F(Api, AJobInterruptedWhileRunningRunsAgain) {
+  start({"--workers", "0"});
+  const std::string token = sign_in("ada");
+  auto response = submit(token, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
+  const auto id = json::parse(response->body)["id"].get<std::int64_t>();
+  server_->stop(SIGTERM);
+  {
+    // What a server that died mid-run leaves behind: the job marked running.
+    Store store(data_ / "cudojo.sqlite3");
+    ASSERT_EQ(store.claim_next()->id, id);
+  }
+  start({"--workers", "1"});
+  json job = wait_done(token, id);
+  EXPECT_EQ(job["verdict"], "compile_error");
+  EXPECT_EQ(job["attempts"], 2);
+}
+
+TEST_F(Api, ConcurrentSubmissionsAllComplete) {
+  start({"--workers", "2"});
+  std::vector<std::string> tokens;
+  for (int learner = 0; learner < 4; ++learner) tokens.push_back(sign_in("learner" + std::to_string(learner)));
+  std::mutex mutex;
+  std::vector<std::pair<std::string, std::int64_t>> jobs;
+  std::vector<std::thread> threads;
+  for (const auto& token : tokens) {
+    threads.emplace_back([&, token] {
+      for (int i = 0; i < 4; ++i) {
+        auto response = submit(token, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
+        ASSERT_TRUE(response);
+        ASSERT_EQ(response->status, 202);
+        std::lock_guard lock(mutex);
+        jobs.emplace_back(token, json::parse(response->body)["id"].get<std::int64_t>());
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  ASSERT_EQ(jobs.size(), 16u);
+  std::set<std::int64_t> distinct;
+  for (const auto& [token, id] : jobs) {
+    distinct.insert(id);
+    EXPECT_EQ(wait_done(token, id)["verdict"], "compile_error");
+  }
+  EXPECT_EQ(distinct.size(), 16u);
+}
+
+TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
+  start();
+  const std::string ada = sign_in("ada"), bob = sign_in("bob");
+  auto response = submit(ada, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
+  const std::string path = "/api/jobs/" + std::to_string(json::parse(response->body)["id"].get<std::int64_t>());
+  EXPECT_EQ(client().Get(path.c_str(), {{"Authorization", "Bearer " + bob}})->status, 404);
+  EXPECT_EQ(client().Get(path.c_str())->status, 401);
+  EXPECT_EQ(client().Get("/api/jobs/abc", {{"Authorization", "Bearer " + ada}})->status, 404);
+}
+
+TEST_F(Api, ThePageIsServed) {
+  start();
+  auto page = client().Get("/index.html");
+  ASSERT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("cudojo"), std::string::npos);
+  EXPECT_EQ(client().Get("/app.js")->status, 200);
+}
+
+}  // namespace
+}  // namespace cudojo

@@ -1,0 +1,352 @@
+// The cudojo page. Talks only to the JSON API (docs/openapi.yaml); every string that came from a
+// learner or the judge is placed with textContent, never as HTML. The one HTML we insert is the
+// lesson, rendered server-side by cmark-gfm in safe mode.
+"use strict";
+
+const state = { stages: [], stage: null, jobId: null, events: null, marks: [] };
+const $ = (selector) => document.querySelector(selector);
+
+function el(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attributes)) {
+    if (key === "class") node.className = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) {
+    if (child === null || child === undefined) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+// ---- API -------------------------------------------------------------------------------------
+
+const token = () => localStorage.getItem("cudojo.token");
+
+async function api(path, options = {}) {
+  const headers = { "Content-Type": "application/json" };
+  if (token()) headers.Authorization = `Bearer ${token()}`;
+  const response = await fetch(path, { ...options, headers });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const retry = response.headers.get("Retry-After");
+    throw new Error((body.error || `HTTP ${response.status}`) + (retry ? ` (retry in ${retry} s)` : ""));
+  }
+  return body;
+}
+
+// ---- Sign-in ---------------------------------------------------------------------------------
+
+function showLearner() {
+  const name = localStorage.getItem("cudojo.name");
+  $("#who").textContent = name ? `signed in as ${name}` : "";
+  $("#learner-name").hidden = Boolean(name);
+  $("#signin-button").hidden = Boolean(name);
+}
+
+async function signIn(name) {
+  const learner = await api("/api/learners", { method: "POST", body: JSON.stringify({ name }) });
+  localStorage.setItem("cudojo.token", learner.token);
+  localStorage.setItem("cudojo.name", learner.name);
+  showLearner();
+}
+
+$("#signin").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await signIn($("#learner-name").value.trim());
+    if (state.stage) loadHistory();
+  } catch (error) {
+    $("#who").textContent = error.message;
+  }
+});
+
+// ---- Stages and lesson -----------------------------------------------------------------------
+
+const editor = CodeMirror(document.getElementById("editor"), {
+  mode: "text/x-c++src",
+  lineNumbers: true,
+  indentUnit: 4,
+  matchBrackets: true,
+});
+window.cudojoEditor = editor;  // for the browser test and for curious learners
+editor.on("change", () => {
+  if (state.stage) localStorage.setItem(`cudojo.draft.${state.stage.id}`, editor.getValue());
+});
+
+async function loadStages() {
+  state.stages = await api("/api/stages");
+  const nav = $("#stages");
+  nav.replaceChildren(
+    ...state.stages.map((stage) =>
+      el("button", { "data-stage": stage.id, onclick: () => selectStage(stage.id) },
+         el("span", { class: "id" }, stage.id), stage.title)));
+  const wanted = decodeURIComponent(location.hash.slice(1));
+  if (state.stages.some((stage) => stage.id === wanted)) selectStage(wanted);
+}
+
+async function selectStage(id) {
+  const stage = await api(`/api/stages/${id}`);
+  state.stage = stage;
+  location.hash = stage.id;
+  for (const button of document.querySelectorAll("nav button")) {
+    button.classList.toggle("current", button.dataset.stage === stage.id);
+  }
+  const lesson = $("#lesson");
+  lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
+  $("#workbench").hidden = false;
+  $("#signature").textContent = stage.signature;
+  editor.setValue(localStorage.getItem(`cudojo.draft.${stage.id}`) || stage.starter);
+  clearMarks();
+  renderDriver(stage);
+  $("#tab-result").replaceChildren(el("p", { class: "muted" }, "Run your kernel to see the verdict here."));
+  $("#tab-metrics").replaceChildren(el("p", { class: "muted" }, "No timing yet."));
+  $("#status").textContent = "";
+  loadHistory();
+}
+
+$("#reset").addEventListener("click", () => {
+  if (state.stage) editor.setValue(state.stage.starter);
+});
+
+// ---- Tabs ------------------------------------------------------------------------------------
+
+function showTab(name) {
+  for (const button of document.querySelectorAll(".tabs button")) {
+    button.setAttribute("aria-selected", String(button.dataset.tab === name));
+  }
+  for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== `tab-${name}`;
+}
+for (const button of document.querySelectorAll(".tabs button")) {
+  button.addEventListener("click", () => showTab(button.dataset.tab));
+}
+
+function renderDriver(stage) {
+  const tests = stage.tests || {};
+  $("#tab-driver").replaceChildren(
+    el("p", {}, el("strong", {}, "Kernel: "), el("span", { class: "mono" }, stage.signature)),
+    el("p", {}, el("strong", {}, "Launch: "), stage.launch_text),
+    el("p", {}, el("strong", {}, "What the host does: "), stage.driver),
+    tests.sizes && tests.sizes.length
+      ? el("p", {}, el("strong", {}, "Sizes: "), tests.sizes.join(", "), el("br"),
+           el("strong", {}, "Data: "), tests.data.join(", "), el("br"),
+           el("strong", {}, "Performance size: "), tests.performance_size)
+      : null,
+    el("p", {}, el("strong", {}, "Repeats: "), tests.runs),
+    el("p", {}, el("strong", {}, "Gate: "), stage.gate_text));
+}
+
+// ---- Running a job ---------------------------------------------------------------------------
+
+function describeProgress(job) {
+  if (job.state === "queued") return `queued, ${job.position} ahead`;
+  if (job.state === "running") return `running: ${job.phase}`;
+  return "done";
+}
+
+async function run() {
+  if (!state.stage) return;
+  if (!token()) {
+    const name = $("#learner-name").value.trim();
+    if (!name) {
+      $("#status").textContent = "Type a name and sign in first.";
+      $("#learner-name").focus();
+      return;
+    }
+    try { await signIn(name); } catch (error) { $("#status").textContent = error.message; return; }
+  }
+  $("#run").disabled = true;
+  $("#status").textContent = "submitting...";
+  try {
+    const job = await api("/api/jobs", {
+      method: "POST",
+      body: JSON.stringify({ stage: state.stage.id, source: editor.getValue() }),
+    });
+    state.jobId = job.id;
+    $("#status").textContent = describeProgress(job);
+    follow(job.id);
+  } catch (error) {
+    $("#status").textContent = error.message;
+    $("#run").disabled = false;
+  }
+}
+$("#run").addEventListener("click", run);
+
+function follow(id) {
+  if (state.events) state.events.close();
+  const events = new EventSource(`/api/jobs/${id}/events?token=${encodeURIComponent(token())}`);
+  state.events = events;
+  events.addEventListener("progress", (event) => {
+    $("#status").textContent = describeProgress(JSON.parse(event.data));
+  });
+  events.addEventListener("result", (event) => {
+    events.close();
+    const job = JSON.parse(event.data);
+    $("#run").disabled = false;
+    $("#status").textContent = `done in ${(job.queued_to_verdict_ms / 1000).toFixed(2)} s (queued to verdict)`;
+    showReport(job.report);
+    loadHistory();
+  });
+  events.onerror = () => {
+    // The stream ended early (server restart, network): fall back to asking once a second.
+    events.close();
+    const poll = async () => {
+      const job = await api(`/api/jobs/${id}`).catch(() => null);
+      if (job && job.state === "done") {
+        $("#run").disabled = false;
+        $("#status").textContent = "done";
+        showReport(job.report);
+        loadHistory();
+      } else {
+        if (job) $("#status").textContent = describeProgress(job);
+        setTimeout(poll, 1000);
+      }
+    };
+    poll();
+  };
+}
+
+// ---- Results ---------------------------------------------------------------------------------
+
+function clearMarks() {
+  for (const line of state.marks) editor.removeLineClass(line, "background", "cm-error-line");
+  state.marks = [];
+}
+
+function lineLink(line) {
+  if (!line) return null;
+  return el("a", {
+    class: "line", "data-line": line,
+    onclick: () => {
+      editor.focus();
+      editor.setCursor({ line: line - 1, ch: 0 });
+      editor.scrollIntoView({ line: line - 1, ch: 0 }, 80);
+    },
+  }, `line ${line}`);
+}
+
+function markLine(line) {
+  if (!line || line > editor.lineCount()) return;
+  editor.addLineClass(line - 1, "background", "cm-error-line");
+  state.marks.push(line - 1);
+}
+
+function formatNumber(value) {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "string") return value;
+  return Number.isInteger(value) ? String(value) : value.toPrecision(9);
+}
+
+function showReport(report) {
+  clearMarks();
+  const box = $("#tab-result");
+  if (!report) {
+    box.replaceChildren(el("p", { class: "muted" }, "No report."));
+    return;
+  }
+  const parts = [el("p", {}, el("span", { class: `verdict ${report.verdict}` }, report.verdict), " ", report.message || "")];
+  if (report.error_name) parts.push(el("p", {}, "CUDA error: ", el("code", {}, report.error_name)));
+  const compile = report.compile || {};
+  if (compile.ok === false && compile.diagnostics && compile.diagnostics.length) {
+    parts.push(el("h3", {}, "Compiler"));
+    const list = el("ul", { class: "diagnostics" });
+    for (const diagnostic of compile.diagnostics) {
+      markLine(diagnostic.line);
+      list.append(el("li", {}, lineLink(diagnostic.line), diagnostic.line ? ": " : "",
+                     `${diagnostic.severity}: ${diagnostic.message}`));
+    }
+    parts.push(list);
+  }
+  if (report.findings && report.findings.length) {
+    parts.push(el("h3", {}, "Findings"));
+    for (const finding of report.findings) {
+      markLine(finding.line);
+      parts.push(el("p", { class: "finding" }, el("code", {}, finding.code), " ", lineLink(finding.line), " ", finding.message));
+    }
+  }
+  if (report.tests && report.tests.length) {
+    const passed = report.tests.filter((test) => test.ok).length;
+    parts.push(el("h3", {}, `Tests: ${passed} of ${report.tests.length} passed`));
+    const rows = [...report.tests].sort((a, b) => Number(a.ok) - Number(b.ok));
+    parts.push(el("table", {},
+      el("tr", {}, el("th", {}, ""), el("th", {}, "case"), el("th", {}, "expected"), el("th", {}, "got"), el("th", {}, "rule")),
+      ...rows.map((test) => el("tr", {},
+        el("td", { class: test.ok ? "ok" : "fail" }, test.ok ? "✓" : "✗"), el("td", {}, test.name),
+        el("td", { class: "num" }, formatNumber(test.expected)), el("td", { class: "num" }, formatNumber(test.got)),
+        el("td", { class: "muted" }, test.detail || "")))));
+  }
+  if (report.output && report.output.captured) {
+    parts.push(el("h3", {}, `Output (device printf${report.output.truncated ? ", truncated" : ""})`),
+               el("pre", {}, report.output.captured));
+  }
+  box.replaceChildren(...parts);
+  showMetrics(report);
+  showTab("result");
+}
+
+async function previousStageFigures() {
+  const index = state.stages.findIndex((stage) => stage.id === state.stage.id);
+  if (index <= 0 || !token()) return null;
+  const previous = state.stages[index - 1];
+  const history = await api(`/api/history?stage=${encodeURIComponent(previous.id)}`).catch(() => null);
+  const timed = history && history.jobs.find((job) => job.report && job.report.metrics && job.report.metrics.time_ms);
+  return timed ? { stage: previous.id, metrics: timed.report.metrics, verdict: timed.verdict } : null;
+}
+
+async function showMetrics(report) {
+  const m = report.metrics || {};
+  const box = $("#tab-metrics");
+  if (!m.time_ms) {
+    box.replaceChildren(el("p", { class: "muted" }, m.note || "Not timed."));
+    return;
+  }
+  const ms = (stats) => (stats ? `${stats.median.toFixed(4)} ms (min ${stats.min.toFixed(4)}, max ${stats.max.toFixed(4)}, ${stats.samples} samples)` : "");
+  const rows = [
+    ["n", m.n],
+    ["your kernel", ms(m.time_ms)],
+    ["reference", ms(m.reference_time_ms)],
+    ["ratio", m.time_ratio ? `${m.time_ratio.toFixed(2)} x the reference` : ""],
+    ["bandwidth", m.bandwidth_gbps ? `${m.bandwidth_gbps.toFixed(1)} GB/s` : "(not meaningful for this contract)"],
+    ["% of measured peak", m.pct_of_peak ? `${m.pct_of_peak.toFixed(1)} % of ${report.gpu.peak_read_gbps.toFixed(0)} GB/s` : ""],
+    ["SM throughput", "not collected yet (profiler metrics are planned)"],
+    ["GPU", report.gpu ? `${report.gpu.name} (${report.gpu.arch})` : ""],
+  ];
+  const previous = await previousStageFigures();
+  if (previous) rows.push([`your last ${previous.stage}`, `${ms(previous.metrics.time_ms)} (${previous.verdict})`]);
+  box.replaceChildren(el("table", {}, ...rows.map(([key, value]) => el("tr", {}, el("th", {}, key), el("td", {}, value)))),
+    report.gate ? el("p", {}, el("strong", {}, "Gate: "), report.gate.rule, " — ", report.gate.passed ? "passed" : "not passed") : null);
+}
+
+async function loadHistory() {
+  const box = $("#tab-history");
+  if (!token()) {
+    box.replaceChildren(el("p", { class: "muted" }, "Sign in to keep a history of your runs."));
+    return;
+  }
+  const history = await api(`/api/history?stage=${encodeURIComponent(state.stage.id)}`).catch((error) => ({ error }));
+  if (history.error) {
+    box.replaceChildren(el("p", { class: "fail" }, history.error.message));
+    return;
+  }
+  if (!history.jobs.length) {
+    box.replaceChildren(el("p", { class: "muted" }, "No runs of this stage yet."));
+    return;
+  }
+  box.replaceChildren(el("table", {},
+    el("tr", {}, el("th", {}, "job"), el("th", {}, "submitted"), el("th", {}, "verdict"), el("th", {}, "median"), el("th", {}, "")),
+    ...history.jobs.map((job) => el("tr", {},
+      el("td", {}, `#${job.id}`), el("td", {}, new Date(job.created_at * 1000).toLocaleString()),
+      el("td", {}, job.verdict ? el("span", { class: `verdict ${job.verdict}` }, job.verdict) : job.state),
+      el("td", { class: "num" }, job.report && job.report.metrics && job.report.metrics.time_ms ? `${job.report.metrics.time_ms.median.toFixed(4)} ms` : ""),
+      el("td", {}, el("button", { class: "secondary", onclick: () => openJob(job.id) }, "open"))))));
+}
+
+async function openJob(id) {
+  const job = await api(`/api/jobs/${id}`);
+  editor.setValue(job.source);
+  if (job.report) showReport(job.report);
+}
+
+showLearner();
+loadStages().catch((error) => { $("#lesson").textContent = `Cannot reach the server: ${error.message}`; });
