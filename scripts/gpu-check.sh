@@ -29,7 +29,7 @@ field() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 echo "# cudojo GPU check"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "command: scripts/gpu-check.sh $*"
-if git rev-parse --git-dir >/dev/null 2>&1; then
+if git rev-parse --verify -q HEAD >/dev/null 2>&1; then
   echo "commit:  $(git rev-parse --short HEAD) $(git status --porcelain | grep -q . && echo '(with uncommitted changes)')"
 else
   # A copied tree (no .git): a fingerprint of what was run, to match against a commit later with

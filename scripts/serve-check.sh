@@ -23,7 +23,7 @@ for _ in $(seq 1 50); do
   [ -n "$url" ] && break
   sleep 0.2
 done
-echo "server:  $(head -1 "$data/serve.log")"
+echo "server:  $(grep 'cudojo serve: http' "$data/serve.log")"
 python3 scripts/serve_load.py "$url" --count 50
 status=$?
 kill -TERM $server
