@@ -6,12 +6,15 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "compile/nvrtc_compiler.h"
 #include "contract/contract_info.h"
+#include "lab/lab.h"
+#include "run/gpu.h"
 #include "run/judge.h"
 #include "run/protocol.h"
 #include "serve/server.h"
@@ -113,6 +116,61 @@ std::string read_submission(const std::string& path, std::size_t limit) {
   return std::string(buffer.data(), static_cast<std::size_t>(in.gcount()));
 }
 
+int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plot_file) {
+  if (what == "list") {
+    for (const auto& experiment : lab::experiments()) {
+      std::cout << fmt::format("{:<16} {}\n", experiment.name, experiment.description);
+    }
+    return 0;
+  }
+  std::vector<const lab::Experiment*> chosen;
+  if (what == "all") {
+    for (const auto& experiment : lab::experiments()) chosen.push_back(&experiment);
+  } else if (const auto* experiment = lab::find_experiment(what)) {
+    chosen.push_back(experiment);
+  } else {
+    throw UsageError(fmt::format("no experiment '{}'; `cudojo lab list` shows them", what));
+  }
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    std::cerr << fmt::format("cudojo lab: no usable CUDA device ({}); the experiments run kernels on a GPU\n",
+                             status == cudaSuccess ? "cudaErrorNoDevice" : cudaGetErrorName(status));
+    return 2;
+  }
+  GpuSession gpu(0, default_cuda_include_dir());
+  std::cerr << fmt::format("cudojo lab: {} ({}), measuring peak read bandwidth...\n", gpu.info().name, gpu.info().arch);
+  gpu.measure_peak_read_gbps();
+  lab::Context context{gpu, [](const std::string& line) { std::cerr << "  " << line << "\n"; }};
+  std::vector<lab::Result> results;
+  for (const auto* experiment : chosen) {
+    std::cerr << "cudojo lab: " << experiment->name << "\n";
+    results.push_back(experiment->run(context));
+  }
+  if (json) {
+    nlohmann::json out = {{"gpu", gpu.info()}, {"results", results}};
+    std::cout << out.dump(2) << "\n";
+  } else if (csv) {
+    std::cout << lab::render_csv(results);
+  } else {
+    std::cout << fmt::format("GPU: {} ({}, {} SMs), measured peak read {:.0f} GB/s\n\n", gpu.info().name,
+                             gpu.info().arch, gpu.info().sm_count, gpu.info().peak_read_gbps);
+    for (const auto& result : results) std::cout << lab::render_text(result) << "\n";
+  }
+  if (!plot_file.empty()) {
+    const auto with_plot = std::find_if(results.begin(), results.end(), [](const lab::Result& r) { return r.plot.has_value(); });
+    if (with_plot == results.end()) {
+      std::cerr << "cudojo lab: none of these experiments draws a plot (sum-strategies does)\n";
+    } else {
+      std::ofstream(plot_file) << lab::render_svg(*with_plot->plot);
+      std::cerr << "cudojo lab: wrote " << plot_file << "\n";
+    }
+  }
+  const int code = lab::exit_code(results);
+  if (code != 0) std::cerr << "cudojo lab: some correctness checks FAILED; the timings above are not to be trusted\n";
+  return code;
+}
+
 }  // namespace
 
 // `cudojo gpus`: how many CUDA devices this process can see (0 without a driver). The server asks
@@ -183,6 +241,18 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve->add_option("--web-dir", serve_settings.web_dir, "Folder holding the page (default: the installed web/)");
 
+  std::string lab_what = "list";
+  bool lab_csv = false;
+  std::string lab_plot;
+  auto* lab_command = app.add_subcommand(
+      "lab",
+      "Rerun the course's experiments on this GPU, beside CUB, checking every answer before timing it:\n"
+      "  cudojo lab list | cudojo lab sum-strategies --plot sums.svg | cudojo lab all --json");
+  lab_command->add_option("experiment", lab_what, "An experiment name, 'all', or 'list'")->capture_default_str();
+  lab_command->add_flag("--json", json, "Print JSON");
+  lab_command->add_flag("--csv", lab_csv, "Print CSV (one row per table row)");
+  lab_command->add_option("--plot", lab_plot, "Write the sum sweep as an SVG chart to this file");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -191,6 +261,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (*lab_command) return cmd_lab(lab_what, json, lab_csv, lab_plot);
     const auto course = load_course(course_dir);
     if (*stages) return cmd_stages(course, json);
     if (*serve) return run_server(course, serve_settings);

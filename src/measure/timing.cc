@@ -35,6 +35,13 @@ InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission
   return {summarize(submission_rule.samples()), summarize(reference_rule.samples())};
 }
 
+TimeStats time_until_stable(GpuSession& gpu, const TimedKernel& kernel, StopRule::Settings settings) {
+  warm_up(gpu, kernel);
+  StopRule rule(settings);
+  while (!rule.done()) rule.add(sample(gpu, kernel));
+  return summarize(rule.samples());
+}
+
 TimeStats time_alone(GpuSession& gpu, const TimedKernel& kernel, int samples) {
   warm_up(gpu, kernel);
   std::vector<double> times;

@@ -32,4 +32,7 @@ InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission
 // Times one kernel alone (the reference, before anything else), to set the time limits.
 TimeStats time_alone(GpuSession& gpu, const TimedKernel& kernel, int samples);
 
+// Times one kernel alone, warm-up first, until the StopRule is satisfied (the lab's rows).
+TimeStats time_until_stable(GpuSession& gpu, const TimedKernel& kernel, StopRule::Settings settings = {});
+
 }  // namespace cudojo

@@ -124,5 +124,26 @@ TEST(CliCheck, WithoutAGpuTheKernelStillCompilesThenNoDevice) {
   EXPECT_NE(report["message"].get<std::string>().find("needs an NVIDIA GPU"), std::string::npos);
 }
 
+TEST(CliLab, ListsEveryExperiment) {
+  auto result = run_cli("lab list");
+  EXPECT_EQ(result.exit_code, 0);
+  for (const char* name : {"race", "contention", "sum-strategies", "determinism", "precision", "float-max"}) {
+    EXPECT_NE(result.out.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(CliLab, UnknownExperimentIsAUsageError) {
+  auto result = run_cli("lab nope");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("cudojo lab list"), std::string::npos);
+}
+
+TEST(CliLab, WithoutAGpuItSaysWhyAndExitsTwo) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present; scripts/lab-check.sh runs the experiments";
+  auto result = run_cli("lab race");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("no usable CUDA device"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cudojo

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every lab experiment on this machine's GPU and writes the transcript and the sum-sweep chart
+# (default: evidence/<UTC date>-<gpu>-lab.txt and .svg).
+#   scripts/lab-check.sh [TRANSCRIPT]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${CUDOJO_BUILD:-build}
+gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
+transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-lab.txt}
+mkdir -p "$(dirname "$transcript")"
+exec > >(tee "$transcript") 2>&1
+echo "# cudojo lab"
+echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "command: $build/cudojo lab all --plot ${transcript%.txt}-sum-sweep.svg"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+echo
+"$build/cudojo" lab all --plot "${transcript%.txt}-sum-sweep.svg"
+status=$?
+echo "exit $status"
+exit $status
