@@ -2,6 +2,7 @@
 // Built with nvcc for the GPUs listed in CMAKE_CUDA_ARCHITECTURES (sm_90 by default).
 #include <cub/device/device_reduce.cuh>
 
+#include <algorithm>
 #include <cmath>
 
 #include "lab/kernels.h"
@@ -119,10 +120,11 @@ __global__ void sum_partials(const float* partial, float* out, size_t count) {
   if (threadIdx.x == 0) *out = value;
 }
 
-// Persistent grid: each thread reads float4s with four independent loads in flight per
-// iteration, keeps one running sum, then the block folds and makes one atomic. The scalar tail
-// (n not a multiple of 4) is read by block 0. Launch: sm_count x 4 blocks of 512 threads;
-// x must be 16-byte aligned (cudaMalloc gives 256).
+// Grid-stride over float4s: each thread keeps four independent 16-byte loads in flight per
+// iteration and one running sum, then the block folds and makes one atomic. The scalar tail
+// (n not a multiple of 4) is read by block 0. Launch: just enough 512-thread blocks for every
+// thread to have its four loads (at most 4 per SM), so small sums make few atomics and large ones
+// a persistent grid; x must be 16-byte aligned (cudaMalloc gives 256).
 constexpr int kVectorThreads = 512;
 __global__ void __launch_bounds__(kVectorThreads) sum_vectorized(const float* x, float* out, size_t n) {
   const float4* x4 = reinterpret_cast<const float4*>(x);
@@ -290,9 +292,12 @@ void launch_sum(SumStrategy strategy, const float* x, float* out, std::size_t n,
       sum_partials<<<1, 1024, 0, stream>>>(partial, out, blocks);
       break;
     }
-    case SumStrategy::kVectorizedSinglePass:
-      sum_vectorized<<<sm_count * 4, kVectorThreads, 0, stream>>>(x, out, n);
+    case SumStrategy::kVectorizedSinglePass: {
+      const std::size_t wanted = (n / 4 + 4 * kVectorThreads - 1) / (4 * kVectorThreads);
+      const unsigned grid = static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, 4 * std::size_t(sm_count)));
+      sum_vectorized<<<grid, kVectorThreads, 0, stream>>>(x, out, n);
       break;
+    }
     case SumStrategy::kCub: {
       std::size_t bytes = scratch_bytes;
       cub::DeviceReduce::Sum(scratch, bytes, x, out, static_cast<long long>(n), stream);
