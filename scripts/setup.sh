@@ -30,5 +30,6 @@ fi
 # The page's packages (CodeMirror, and playwright-core for the browser test), exactly as locked.
 npm ci --prefix web --no-audit --no-fund --loglevel=error
 
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
+  -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc"
 cmake --build build -j "$(nproc)"
