@@ -28,7 +28,7 @@ if [ ! -x "$cuda_root/bin/nvcc" ] && ! command -v nvcc >/dev/null; then
 fi
 
 # The page's packages (CodeMirror, and playwright-core for the browser test), exactly as locked.
-npm ci --prefix web --no-audit --no-fund --loglevel=error
+npm ci --prefix web --no-audit --no-fund --loglevel=error --fetch-retries=2 --fetch-timeout=60000
 
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
   -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc"
