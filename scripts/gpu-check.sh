@@ -110,12 +110,22 @@ print("%s %s" % (got, "ok" if not problems else "MISMATCH: " + "; ".join(problem
 done
 echo
 
-echo "## 6. Wall time of a full check (reduction/3 reference.cu), 5 runs"
+echo "## 6. Wall time of a full check (reduction/3 reference.cu)"
+echo "without the sanitizer pass (--no-sanitize), 5 runs:"
 for run in 1 2 3 4 5; do
+  start=$(date +%s%N)
+  $cudojo check reduction/3 course/reduction/03-block-tree/reference.cu --json --no-sanitize >/tmp/cudojo_wall.json
+  end=$(date +%s%N)
+  printf 'run %d: wall %s, verdict %s\n' "$run" "$(seconds "$start" "$end")" "$(field 'r["verdict"]' </tmp/cudojo_wall.json)"
+done
+echo "with racecheck, synccheck and memcheck (the default), 3 runs:"
+for run in 1 2 3; do
   start=$(date +%s%N)
   $cudojo check reduction/3 course/reduction/03-block-tree/reference.cu --json >/tmp/cudojo_wall.json
   end=$(date +%s%N)
-  printf 'run %d: wall %s, verdict %s\n' "$run" "$(seconds "$start" "$end")" "$(field 'r["verdict"]' </tmp/cudojo_wall.json)"
+  printf 'run %d: wall %s, verdict %s, sanitizers %s\n' "$run" "$(seconds "$start" "$end")" \
+    "$(field 'r["verdict"]' </tmp/cudojo_wall.json)" \
+    "$(field '" ".join("%s=%d" % (t["tool"], t["errors"]) for t in r["sanitizer"]["tools"])' </tmp/cudojo_wall.json)"
 done
 echo "one full JSON report from the last run:"
 cat /tmp/cudojo_wall.json

@@ -237,6 +237,18 @@ void add_determinism_findings(std::int64_t n, std::span<const std::uint64_t> fin
                n);
 }
 
+std::optional<Finding> speed_of_light_finding(double bytes, double median_ms, double peak_gbps) {
+  if (bytes <= 0 || peak_gbps <= 0 || median_ms <= 0) return std::nullopt;
+  const double floor_ms = bytes / (peak_gbps * 1e9) * 1e3;
+  if (median_ms * kSpeedOfLightMargin >= floor_ms) return std::nullopt;
+  return Finding{std::string(finding_code::kImplausibleTime),
+                 fmt::format("the median time, {:.4f} ms, is shorter than reading the input once at this GPU's "
+                             "measured peak takes ({:.0f} bytes at {:.0f} GB/s: {:.4f} ms). No kernel that reads "
+                             "its input can be that fast; the kernel skipped work the timing run needed",
+                             median_ms, bytes, peak_gbps, floor_ms),
+                 std::nullopt};
+}
+
 void to_json(nlohmann::json& j, const TestResult& test) {
   j = {{"name", test.name}, {"n", test.n},     {"data", test.data}, {"expected", test.expected},
        {"got", test.got},   {"ok", test.ok},   {"detail", test.detail}};

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -76,5 +77,11 @@ int count_distinct(std::span<const std::uint64_t> fingerprints);
 std::uint64_t fingerprint(std::span<const float> values);
 
 std::uint32_t float_bits(float value);
+
+// A median time shorter than reading the input at the GPU's measured peak allows cannot be real:
+// the kernel skipped work (or the timer saw nothing). The margin covers kernels that read a
+// little faster than the judge's own bandwidth probe.
+inline constexpr double kSpeedOfLightMargin = 1.15;
+std::optional<Finding> speed_of_light_finding(double bytes, double median_ms, double peak_gbps);
 
 }  // namespace cudojo

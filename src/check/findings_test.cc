@@ -177,3 +177,20 @@ TEST(Findings, FingerprintSeesEveryBit) {
 
 }  // namespace
 }  // namespace cudojo
+
+namespace cudojo {
+namespace {
+
+TEST(SpeedOfLight, FasterThanThePeakAllowsIsImplausible) {
+  // 16 MiB at 4000 GB/s takes 0.0042 ms; 0.001 ms is impossible.
+  auto finding = speed_of_light_finding(16777216.0, 0.001, 4000.0);
+  ASSERT_TRUE(finding.has_value());
+  EXPECT_EQ(finding->code, "implausible_time");
+  EXPECT_FALSE(speed_of_light_finding(16777216.0, 0.0042, 4000.0).has_value());
+  // Within the margin: a kernel a little faster than the judge's own probe is believable.
+  EXPECT_FALSE(speed_of_light_finding(16777216.0, 0.0042 / 1.1, 4000.0).has_value());
+  EXPECT_FALSE(speed_of_light_finding(0, 0.001, 4000.0).has_value());
+}
+
+}  // namespace
+}  // namespace cudojo

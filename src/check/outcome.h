@@ -21,6 +21,7 @@ inline constexpr std::string_view kOutOfBounds = "out_of_bounds";
 inline constexpr std::string_view kPartialContract = "partial_contract";
 inline constexpr std::string_view kInputModified = "input_modified";
 inline constexpr std::string_view kNondeterministic = "nondeterministic";
+inline constexpr std::string_view kImplausibleTime = "implausible_time";
 }  // namespace finding_code
 
 struct TestResult {

@@ -222,6 +222,10 @@ int main(int argc, char** argv) {
   check->add_flag("--json", json, "Print one JSON object (the report) instead of the table");
   check->add_option("--arch", arch, "Compile for this architecture (default: the GPU's own, sm_90 without one)");
   auto* seed_option = check->add_option("--seed", seed, "Seed for the random test data (default: fresh each run)");
+  bool no_sanitize = false;
+  check->add_flag("--no-sanitize", no_sanitize,
+                  "Skip the compute-sanitizer pass (racecheck, synccheck, memcheck): faster, but a missing or "
+                  "divergent barrier can then pass by luck");
   check->add_option("--color", colour, "Colour in the text report: auto (default; honours NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
@@ -278,6 +282,7 @@ int main(int argc, char** argv) {
     request.file_name = sanitize_file_name(file);
     if (!arch.empty()) request.arch = arch;
     if (*seed_option) request.seed = seed;
+    request.sanitize = !no_sanitize;
     request.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);

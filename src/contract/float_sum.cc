@@ -69,6 +69,27 @@ class FloatSumDriver : public ContractDriver {
     outcome.bytes_read_per_launch = static_cast<double>(n) * sizeof(float);
   }
 
+  void launch_once_for_tools(ContractContext& context, std::int64_t n) override {
+    std::vector<float> host(static_cast<std::size_t>(n));
+    fill_data(DataKind::kExact, host, case_seed(context.seed, "tools", n));
+    DeviceBuffer<float> x(host.size());
+    DeviceBuffer<float> out(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
+    CUDOJO_CUDA(cudaMemcpy(x.get(), host.data(), x.bytes(), cudaMemcpyHostToDevice));
+    CUDOJO_CUDA(cudaMemset(out.get(), 0, out.bytes()));
+    const float* x_pointer = x.get();
+    float* out_pointer = out.get();
+    int count = static_cast<int>(n);
+    void* args[] = {&x_pointer, &out_pointer, &count};
+    const auto& launch = context.stage.launch;
+    try {
+      context.submission.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block),
+                                launch.dynamic_shared_bytes, args, context.gpu.stream());
+    } catch (const CudaError& error) {
+      throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
+    }
+    context.gpu.sync_learner(fmt::format("the submission at n={}", n));
+  }
+
  private:
   int blocks_for(const ContractContext& context, std::int64_t n) const {
     const int threads = context.stage.launch.threads_per_block;

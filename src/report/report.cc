@@ -77,6 +77,13 @@ void to_json(nlohmann::json& j, const Report& report) {
     j["determinism"].push_back({{"data", d.data}, {"n", d.n}, {"runs", d.runs}, {"distinct", d.distinct},
                                 {"min", d.min}, {"max", d.max}});
   }
+  j["sanitizer"] = {{"requested", report.sanitizer.requested},
+                    {"ran", report.sanitizer.ran},
+                    {"note", report.sanitizer.note},
+                    {"tools", nlohmann::json::array()}};
+  for (const auto& tool : report.sanitizer.tools) {
+    j["sanitizer"]["tools"].push_back({{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", tool.seconds}});
+  }
   j["output"] = {{"captured", report.output.text},
                  {"truncated", report.output.truncated},
                  {"bytes", report.output.bytes}};
@@ -112,6 +119,15 @@ void from_json(const nlohmann::json& j, Report& report) {
   for (const auto& d : j.value("determinism", nlohmann::json::array())) {
     report.determinism.push_back({d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"),
                                   d.at("max")});
+  }
+  if (j.contains("sanitizer")) {
+    const auto& sanitizer = j.at("sanitizer");
+    report.sanitizer.requested = sanitizer.value("requested", false);
+    report.sanitizer.ran = sanitizer.value("ran", false);
+    report.sanitizer.note = sanitizer.value("note", "");
+    for (const auto& tool : sanitizer.value("tools", nlohmann::json::array())) {
+      report.sanitizer.tools.push_back({tool.at("tool"), tool.at("errors"), tool.at("seconds")});
+    }
   }
   if (j.contains("output")) {
     report.output.text = j.at("output").value("captured", "");

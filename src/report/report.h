@@ -54,6 +54,20 @@ struct DeterminismResult {
   double max = 0;
 };
 
+// The compute-sanitizer pass: which tools ran and what they reported (findings go to findings).
+struct SanitizerToolRun {
+  std::string tool;
+  int errors = 0;
+  double seconds = 0;
+};
+
+struct SanitizerSummary {
+  bool requested = false;
+  bool ran = false;
+  std::vector<SanitizerToolRun> tools;
+  std::string note;  // why it did not run, when it did not
+};
+
 struct CapturedOutput {
   std::string text;
   bool truncated = false;
@@ -71,6 +85,7 @@ struct Report {
   Metrics metrics;
   std::optional<GateResult> gate;
   std::vector<DeterminismResult> determinism;
+  SanitizerSummary sanitizer;
   CapturedOutput output;
   std::optional<std::string> error_name;  // CUDA's name for a fault, or for a missing device
   std::string message;                    // one sentence: why this verdict

@@ -89,6 +89,20 @@ std::string render_text(const Report& report, bool colour) {
     }
   }
 
+  if (report.sanitizer.requested) {
+    out << "\n" << p.bold("Sanitizers") << "  ";
+    if (!report.sanitizer.ran) {
+      out << p.warn("did not run") << ": " << report.sanitizer.note << "\n";
+    } else {
+      for (const auto& tool : report.sanitizer.tools) {
+        out << fmt::format("{} {} ({:.1f} s)   ", tool.tool,
+                           tool.errors == 0 ? p.good("clean") : p.bad(fmt::format("{} error(s)", tool.errors)),
+                           tool.seconds);
+      }
+      out << "\n";
+    }
+  }
+
   if (!report.determinism.empty()) {
     out << "\n" << p.bold("Determinism") << p.dim("  (informational on inexact data)") << "\n";
     for (const auto& d : report.determinism) {

@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
+#include "check/findings.h"
+#include "check/sanitizer.h"
 #include "contract/contract_info.h"
 #include "run/process.h"
 #include "run/protocol.h"
@@ -38,6 +42,12 @@ void decide_completed(const Stage& stage, Report& report) {
   JudgeFacts facts;
   facts.compiled = true;
   facts.all_tests_passed = all_passed;
+  if (report.metrics.time_ms && report.metrics.bandwidth_gbps && report.gpu) {
+    const double bytes = *report.metrics.bandwidth_gbps * 1e9 * report.metrics.time_ms->median_ms * 1e-3;
+    if (auto finding = speed_of_light_finding(bytes, report.metrics.time_ms->median_ms, report.gpu->peak_read_gbps)) {
+      report.findings.push_back(*finding);
+    }
+  }
   facts.has_findings = !report.findings.empty();
   if (all_passed && !facts.has_findings) {
     report.gate = apply_gate(stage.gate, report.metrics.time_ms, report.metrics.reference_time_ms);
@@ -63,7 +73,92 @@ void decide_completed(const Stage& stage, Report& report) {
   }
 }
 
+// The size a sanitizer watches: a partial last block, few blocks (the tools slow kernels 10-100x).
+constexpr std::int64_t kSanitizeSize = 1000;
+constexpr double kSanitizerBudgetMs = 60'000;
+
+// Runs one compute-sanitizer tool over a worker in "sanitize" mode; returns its log.
+std::string run_sanitizer_tool(const CheckRequest& request, const std::string& sanitizer, const std::string& tool,
+                               const Job& base_job, double& seconds) {
+  const auto started = Clock::now();
+  char path[] = "/tmp/cudojo-sanitizer-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) throw std::runtime_error("cannot create a temporary file for the sanitizer log");
+  close(fd);
+  Job job = base_job;
+  job.mode = "sanitize";
+  job.tool_size = kSanitizeSize;
+  {
+    WorkerProcess worker({sanitizer, "--tool", tool, "--log-file", path, "--print-limit", "20",
+                          request.worker_executable, "worker"},
+                         request.limits.max_output_bytes, request.worker_environment);
+    worker.send_job(nlohmann::json(job).dump());
+    const auto deadline = after_ms(kSanitizerBudgetMs);
+    std::string line;
+    for (;;) {
+      const auto wait = worker.next_message(deadline, line);
+      if (wait == WorkerProcess::Wait::kMessage) continue;
+      if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
+      break;
+    }
+    worker.wait();
+  }
+  std::ifstream in(path);
+  std::stringstream log;
+  log << in.rdbuf();
+  // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
+  if (const char* keep = std::getenv("CUDOJO_KEEP_SANITIZER_LOGS"); keep && *keep) {
+    std::ofstream(std::string(keep) + "/" + tool + "-" + request.file_name + ".txt") << log.str();
+  }
+  std::remove(path);
+  seconds = std::chrono::duration<double>(Clock::now() - started).count();
+  return log.str();
+}
+
+void run_sanitizers(const CheckRequest& request, const Job& job, Report& report) {
+  report.sanitizer.requested = true;
+  const std::string sanitizer = find_compute_sanitizer(request.sanitizer_executable);
+  if (sanitizer.empty()) {
+    report.sanitizer.note = "compute-sanitizer was not found (set CUDOJO_COMPUTE_SANITIZER or put it on PATH); "
+                            "races and divergent barriers were not looked for";
+    return;
+  }
+  for (const char* tool : kSanitizerTools) {
+    if (request.on_progress) request.on_progress(std::string("sanitizer: ") + tool);
+    double seconds = 0;
+    const std::string log = run_sanitizer_tool(request, sanitizer, tool, job, seconds);
+    if (log.find("COMPUTE-SANITIZER") == std::string::npos && log.find("=========") == std::string::npos) {
+      report.sanitizer.note = fmt::format("{} produced no report: {}", tool, tail(log, 300));
+      report.sanitizer.tools.push_back({tool, 0, seconds});
+      continue;
+    }
+    const SanitizerErrors errors = parse_sanitizer_log(tool, log, request.file_name);
+    report.sanitizer.tools.push_back({tool, errors.errors, seconds});
+    for (const auto& finding : errors.findings) report.findings.push_back(finding);
+  }
+  report.sanitizer.ran = true;
+}
+
 }  // namespace
+
+std::string find_compute_sanitizer(const std::string& preferred) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> candidates;
+  if (!preferred.empty()) candidates.push_back(preferred);
+  if (const char* env = std::getenv("CUDOJO_COMPUTE_SANITIZER"); env && *env) candidates.push_back(env);
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream folders(path);
+    std::string folder;
+    while (std::getline(folders, folder, ':')) {
+      if (!folder.empty()) candidates.push_back(folder + "/compute-sanitizer");
+    }
+  }
+  candidates.push_back("/usr/local/cuda/bin/compute-sanitizer");
+  for (const auto& candidate : candidates) {
+    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return candidate;
+  }
+  return {};
+}
 
 double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms) {
   const double per_launch = std::max(reference_ms, 0.001);
@@ -206,6 +301,7 @@ Report run_check(const CheckRequest& request) {
     } else if (outcome == outcome::kRuntimeError) {
       worker_report.verdict = Verdict::kRuntimeError;
     } else if (outcome == outcome::kCompleted) {
+      if (request.sanitize) run_sanitizers(request, job, worker_report);
       decide_completed(stage, worker_report);
     } else {
       worker_report.verdict = Verdict::kInternalError;

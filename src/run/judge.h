@@ -30,7 +30,13 @@ struct CheckRequest {
   std::vector<std::pair<std::string, std::string>> worker_environment;
   // Called with each phase the worker announces ("compiled", "tests", "timing", ...).
   std::function<void(std::string_view phase)> on_progress;
+  // Run compute-sanitizer's racecheck, synccheck and memcheck over one small launch.
+  bool sanitize = true;
+  std::string sanitizer_executable;  // empty: $CUDOJO_COMPUTE_SANITIZER, PATH, the toolkit's bin/
 };
+
+// compute-sanitizer's path, or empty when it cannot be found.
+std::string find_compute_sanitizer(const std::string& preferred);
 
 Report run_check(const CheckRequest& request);
 

@@ -11,7 +11,9 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"cuda_include_dir", job.cuda_include_dir},
        {"seed", job.seed},
        {"max_source_bytes", job.max_source_bytes},
-       {"max_log_bytes", job.max_log_bytes}};
+       {"max_log_bytes", job.max_log_bytes},
+       {"mode", job.mode},
+       {"tool_size", job.tool_size}};
 }
 
 void from_json(const nlohmann::json& j, Job& job) {
@@ -24,6 +26,8 @@ void from_json(const nlohmann::json& j, Job& job) {
   j.at("seed").get_to(job.seed);
   j.at("max_source_bytes").get_to(job.max_source_bytes);
   j.at("max_log_bytes").get_to(job.max_log_bytes);
+  job.mode = j.value("mode", "check");
+  job.tool_size = j.value("tool_size", std::int64_t{1000});
 }
 
 }  // namespace cudojo

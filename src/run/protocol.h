@@ -30,6 +30,10 @@ struct Job {
   std::uint64_t seed = 0;
   std::size_t max_source_bytes = 64 * 1024;
   std::size_t max_log_bytes = 32 * 1024;
+  // "check": the full run. "sanitize": compile, then one launch of the submission at
+  // tool_size with exactly-sized buffers, for compute-sanitizer to watch.
+  std::string mode = "check";
+  std::int64_t tool_size = 1000;
 };
 
 void to_json(nlohmann::json& j, const Job& job);

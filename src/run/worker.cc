@@ -113,12 +113,17 @@ int run_job(const Job& job) {
     arch = fmt::format("sm_{}{}", prop.major, prop.minor);
   }
 
-  // Both compiles at once: they are independent and NVRTC is thread-safe across programs.
-  auto reference_future = std::async(std::launch::async, [&] {
-    return compile_kernel(compile_request(job, job.reference_source, "reference.cu", arch));
-  });
+  // Both compiles at once: they are independent and NVRTC is thread-safe across programs. A tool
+  // run needs no reference.
+  const bool tool_run = job.mode == "sanitize";
+  std::future<CompileResult> reference_future;
+  if (!tool_run) {
+    reference_future = std::async(std::launch::async, [&] {
+      return compile_kernel(compile_request(job, job.reference_source, "reference.cu", arch));
+    });
+  }
   CompileResult submission = compile_kernel(compile_request(job, job.source, job.file_name, arch));
-  CompileResult reference = reference_future.get();
+  CompileResult reference = tool_run ? CompileResult{} : reference_future.get();
 
   report.compile.ok = submission.ok;
   report.compile.arch = arch;
@@ -136,7 +141,7 @@ int run_job(const Job& job) {
     send_result(outcome::kCompileError, report);
     return 0;
   }
-  if (!reference.ok) {
+  if (!reference.ok && !tool_run) {
     report.message = "the stage's reference did not compile: this is the judge's fault\n" + reference.log;
     send_result(outcome::kInternalError, report);
     return 0;
@@ -167,13 +172,27 @@ int run_job(const Job& job) {
     send_result(outcome::kCompileError, report);
     return 0;
   }
+  PipeAnnouncer announce;
+  auto driver = make_contract_driver(job.stage.contract);
+  if (tool_run) {
+    // The submission stands in for the reference: nothing but the one launch runs.
+    ContractContext context{job.stage, gpu, *submission_kernel, *submission_kernel, job.seed, announce};
+    try {
+      driver->launch_once_for_tools(context, job.tool_size);
+    } catch (const LearnerFault& fault) {
+      report.error_name = fault.error_name();
+      report.message = fault.what();
+      send_result(outcome::kRuntimeError, report);
+      return 0;
+    }
+    send_result(outcome::kCompleted, report);
+    return 0;
+  }
   LoadedKernel reference_kernel(reference.cubin, reference.lowered_name, job.stage.launch.dynamic_shared_bytes);
   gpu.measure_peak_read_gbps();
   report.gpu = gpu.info();
 
-  PipeAnnouncer announce;
   ContractContext context{job.stage, gpu, *submission_kernel, reference_kernel, job.seed, announce};
-  auto driver = make_contract_driver(job.stage.contract);
   ContractOutcome outcome;
   try {
     announce.reference_time(driver->time_reference(context));

