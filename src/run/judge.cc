@@ -115,6 +115,21 @@ std::string run_sanitizer_tool(const CheckRequest& request, const std::string& s
   return log.str();
 }
 
+// A sanitizer finding whose code the tests already reported gives that finding its line rather
+// than repeating it; a second line, or a new code, is a finding of its own.
+void add_or_locate(std::vector<Finding>& findings, const Finding& found) {
+  for (auto& existing : findings) {
+    if (existing.code != found.code) continue;
+    if (existing.line == found.line) return;
+    if (!existing.line) {
+      existing.line = found.line;
+      return;
+    }
+    if (!found.line) return;
+  }
+  findings.push_back(found);
+}
+
 void run_sanitizers(const CheckRequest& request, const Job& job, Report& report) {
   report.sanitizer.requested = true;
   const std::string sanitizer = find_compute_sanitizer(request.sanitizer_executable);
@@ -134,7 +149,7 @@ void run_sanitizers(const CheckRequest& request, const Job& job, Report& report)
     }
     const SanitizerErrors errors = parse_sanitizer_log(tool, log, request.file_name);
     report.sanitizer.tools.push_back({tool, errors.errors, seconds});
-    for (const auto& finding : errors.findings) report.findings.push_back(finding);
+    for (const auto& finding : errors.findings) add_or_locate(report.findings, finding);
   }
   report.sanitizer.ran = true;
 }
