@@ -226,6 +226,9 @@ int main(int argc, char** argv) {
   check->add_flag("--no-sanitize", no_sanitize,
                   "Skip the compute-sanitizer pass (racecheck, synccheck, memcheck): faster, but a missing or "
                   "divergent barrier can then pass by luck");
+  bool no_profile = false;
+  check->add_flag("--no-profile", no_profile,
+                  "Skip the profiler metrics (SM and DRAM throughput, global atomics) and gate on time alone");
   check->add_option("--color", colour, "Colour in the text report: auto (default; honours NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
@@ -283,6 +286,7 @@ int main(int argc, char** argv) {
     if (!arch.empty()) request.arch = arch;
     if (*seed_option) request.seed = seed;
     request.sanitize = !no_sanitize;
+    request.profile = !no_profile;
     request.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);

@@ -55,9 +55,9 @@ class ContractDriver {
   virtual void run_tests(ContractContext& context, ContractOutcome& outcome) = 0;
   // Interleaved timing of submission and reference at the performance size.
   virtual void measure(ContractContext& context, ContractOutcome& outcome) = 0;
-  // One launch of the submission on exact data of size n, in buffers of exactly that size (no
-  // guard region, no poisoning): what a sanitizer watches.
-  virtual void launch_once_for_tools(ContractContext& context, std::int64_t n) = 0;
+  // One launch of `kernel` (the submission or the reference) on exact data of size n, in buffers
+  // of exactly that size (no guard region, no poisoning): what a sanitizer or a profiler watches.
+  virtual void launch_once_for_tools(ContractContext& context, std::int64_t n, const LoadedKernel& kernel) = 0;
 };
 
 std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract);

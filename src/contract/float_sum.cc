@@ -69,7 +69,7 @@ class FloatSumDriver : public ContractDriver {
     outcome.bytes_read_per_launch = static_cast<double>(n) * sizeof(float);
   }
 
-  void launch_once_for_tools(ContractContext& context, std::int64_t n) override {
+  void launch_once_for_tools(ContractContext& context, std::int64_t n, const LoadedKernel& kernel) override {
     std::vector<float> host(static_cast<std::size_t>(n));
     fill_data(DataKind::kExact, host, case_seed(context.seed, "tools", n));
     DeviceBuffer<float> x(host.size());
@@ -82,12 +82,12 @@ class FloatSumDriver : public ContractDriver {
     void* args[] = {&x_pointer, &out_pointer, &count};
     const auto& launch = context.stage.launch;
     try {
-      context.submission.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block),
-                                launch.dynamic_shared_bytes, args, context.gpu.stream());
+      kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, args,
+                    context.gpu.stream());
     } catch (const CudaError& error) {
       throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
     }
-    context.gpu.sync_learner(fmt::format("the submission at n={}", n));
+    context.gpu.sync_learner(fmt::format("the kernel at n={}", n));
   }
 
  private:

@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "measure/stats.h"
 #include "stage/stage.h"
@@ -20,8 +21,11 @@ struct GateResult {
   bool passed = false;
 };
 
+// sm_throughput: the submission's and the reference's SM throughput (%), when profiled. A stage
+// with a throughput floor is gated on time alone when they are missing, and the rule says so.
 GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& submission,
-                      const std::optional<TimeStats>& reference);
+                      const std::optional<TimeStats>& reference,
+                      std::optional<std::pair<double, double>> sm_throughput = std::nullopt);
 
 void to_json(nlohmann::json& j, const GateResult& gate);
 void from_json(const nlohmann::json& j, GateResult& gate);

@@ -29,3 +29,21 @@ TEST(Gate, TimeGateWithoutTimesFails) {
 
 }  // namespace
 }  // namespace cudojo
+
+namespace cudojo {
+namespace {
+
+TEST(Gate, SmThroughputFloorIsRelativeToTheReference) {
+  GateSpec spec{GateRule::kTimeRatio, 2.0, 50.0 / 91.0};
+  const TimeStats fast{0.01, 0.01, 0.01, 20};
+  // The course's own numbers on an H200: tree 42.8%, atomic kernel 0.22%.
+  EXPECT_TRUE(apply_gate(spec, fast, fast, std::make_pair(42.8, 42.8)).passed);
+  EXPECT_FALSE(apply_gate(spec, fast, fast, std::make_pair(0.22, 42.8)).passed);
+  EXPECT_TRUE(apply_gate(spec, fast, fast, std::make_pair(23.6, 42.8)).passed);  // 0.5495 x 42.8 = 23.5
+  auto untimed = apply_gate(spec, fast, fast, std::nullopt);
+  EXPECT_TRUE(untimed.passed);
+  EXPECT_NE(untimed.rule.find("gated on time alone"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cudojo

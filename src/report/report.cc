@@ -70,7 +70,21 @@ void to_json(nlohmann::json& j, const Report& report) {
                   {"time_ratio", optional_json(m.time_ratio)},
                   {"bandwidth_gbps", optional_json(m.bandwidth_gbps)},
                   {"pct_of_peak", optional_json(m.pct_of_peak)},
-                  {"note", m.note}};
+                  {"note", m.note},
+                  {"sm_throughput_pct", m.kernel ? nlohmann::json(m.kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
+                  {"dram_throughput_pct", m.kernel ? nlohmann::json(m.kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
+                  {"global_atomics", m.kernel ? nlohmann::json(m.kernel->global_atomics) : nlohmann::json(nullptr)},
+                  {"kernel_duration_ms", m.kernel ? nlohmann::json(m.kernel->duration_ms) : nlohmann::json(nullptr)},
+                  {"reference_sm_throughput_pct",
+                   m.reference_kernel ? nlohmann::json(m.reference_kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
+                  {"reference_dram_throughput_pct",
+                   m.reference_kernel ? nlohmann::json(m.reference_kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
+                  {"reference_global_atomics",
+                   m.reference_kernel ? nlohmann::json(m.reference_kernel->global_atomics) : nlohmann::json(nullptr)},
+                  {"reference_kernel_duration_ms",
+                   m.reference_kernel ? nlohmann::json(m.reference_kernel->duration_ms) : nlohmann::json(nullptr)},
+                  {"metrics_source", m.metrics_source},
+                  {"metrics_note", m.metrics_note}};
   j["gate"] = optional_json(report.gate);
   j["determinism"] = nlohmann::json::array();
   for (const auto& d : report.determinism) {
@@ -115,6 +129,17 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.bandwidth_gbps = optional_from<double>(m, "bandwidth_gbps");
   report.metrics.pct_of_peak = optional_from<double>(m, "pct_of_peak");
   report.metrics.note = m.value("note", "");
+  if (m.contains("sm_throughput_pct") && !m.at("sm_throughput_pct").is_null()) {
+    report.metrics.kernel = KernelMetrics{m.at("sm_throughput_pct"), m.value("dram_throughput_pct", 0.0),
+                                          m.value("kernel_duration_ms", 0.0), m.value("global_atomics", 0.0)};
+  }
+  if (m.contains("reference_sm_throughput_pct") && !m.at("reference_sm_throughput_pct").is_null()) {
+    report.metrics.reference_kernel =
+        KernelMetrics{m.at("reference_sm_throughput_pct"), m.value("reference_dram_throughput_pct", 0.0),
+                      m.value("reference_kernel_duration_ms", 0.0), m.value("reference_global_atomics", 0.0)};
+  }
+  report.metrics.metrics_source = m.value("metrics_source", "");
+  report.metrics.metrics_note = m.value("metrics_note", "");
   report.gate = optional_from<GateResult>(j, "gate");
   for (const auto& d : j.value("determinism", nlohmann::json::array())) {
     report.determinism.push_back({d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"),

@@ -12,6 +12,7 @@
 #include "check/outcome.h"
 #include "compile/nvrtc_compiler.h"
 #include "gate/gate.h"
+#include "measure/profiler.h"
 #include "measure/stats.h"
 #include "report/verdict.h"
 
@@ -43,6 +44,11 @@ struct Metrics {
   std::optional<double> bandwidth_gbps;
   std::optional<double> pct_of_peak;
   std::string note;  // why figures are missing, when they are
+  // Hardware metrics of one launch each at the performance size (CUPTI, or ncu when CUPTI fails).
+  std::optional<KernelMetrics> kernel;
+  std::optional<KernelMetrics> reference_kernel;
+  std::string metrics_source;  // "cupti", "ncu", or "" when unavailable
+  std::string metrics_note;    // "metrics unavailable: ..." when they are
 };
 
 struct DeterminismResult {

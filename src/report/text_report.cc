@@ -129,6 +129,18 @@ std::string render_text(const Report& report, bool colour) {
                          m.reference_time_ms->max_ms, m.reference_time_ms->samples);
     }
     if (m.time_ratio) out << fmt::format("  ratio       {:.2f} x the reference\n", *m.time_ratio);
+    if (m.kernel) {
+      out << fmt::format("  profiler ({})  SM throughput {:.1f}%  DRAM {:.1f}%  global atomics {:.0f}",
+                         m.metrics_source, m.kernel->sm_throughput_pct, m.kernel->dram_throughput_pct,
+                         m.kernel->global_atomics);
+      if (m.reference_kernel) {
+        out << fmt::format("   reference: {:.1f}%  {:.1f}%  {:.0f}", m.reference_kernel->sm_throughput_pct,
+                           m.reference_kernel->dram_throughput_pct, m.reference_kernel->global_atomics);
+      }
+      out << "\n";
+    } else if (!m.metrics_note.empty()) {
+      out << "  " << p.dim(m.metrics_note) << "\n";
+    }
     if (!m.note.empty()) out << "  " << p.dim(m.note) << "\n";
   }
   if (report.gate) {

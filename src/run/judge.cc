@@ -12,6 +12,7 @@
 
 #include "check/findings.h"
 #include "check/sanitizer.h"
+#include "measure/profiler.h"
 #include "contract/contract_info.h"
 #include "run/process.h"
 #include "run/protocol.h"
@@ -50,7 +51,11 @@ void decide_completed(const Stage& stage, Report& report) {
   }
   facts.has_findings = !report.findings.empty();
   if (all_passed && !facts.has_findings) {
-    report.gate = apply_gate(stage.gate, report.metrics.time_ms, report.metrics.reference_time_ms);
+    std::optional<std::pair<double, double>> sm;
+    if (report.metrics.kernel && report.metrics.reference_kernel) {
+      sm = std::make_pair(report.metrics.kernel->sm_throughput_pct, report.metrics.reference_kernel->sm_throughput_pct);
+    }
+    report.gate = apply_gate(stage.gate, report.metrics.time_ms, report.metrics.reference_time_ms, sm);
     facts.gate_passed = report.gate->passed;
   }
   report.verdict = decide_verdict(facts);
@@ -132,7 +137,9 @@ void add_or_locate(std::vector<Finding>& findings, const Finding& found) {
 
 void run_sanitizers(const CheckRequest& request, const Job& job, Report& report) {
   report.sanitizer.requested = true;
-  const std::string sanitizer = find_compute_sanitizer(request.sanitizer_executable);
+  const std::string sanitizer = request.sanitizer_executable.empty()
+                                    ? find_cuda_tool("compute-sanitizer", "CUDOJO_COMPUTE_SANITIZER")
+                                    : request.sanitizer_executable;
   if (sanitizer.empty()) {
     report.sanitizer.note = "compute-sanitizer was not found (set CUDOJO_COMPUTE_SANITIZER or put it on PATH); "
                             "races and divergent barriers were not looked for";
@@ -154,21 +161,95 @@ void run_sanitizers(const CheckRequest& request, const Job& job, Report& report)
   report.sanitizer.ran = true;
 }
 
+// Runs a worker in profile mode (optionally under ncu) and returns its result message, or null.
+std::optional<nlohmann::json> run_profile_worker(const CheckRequest& request, const Job& base_job,
+                                                 const std::vector<std::string>& prefix, bool use_cupti) {
+  Job job = base_job;
+  job.mode = "profile";
+  job.use_cupti = use_cupti;
+  std::vector<std::string> argv = prefix;
+  argv.push_back(request.worker_executable);
+  argv.push_back("worker");
+  WorkerProcess worker(argv, request.limits.max_output_bytes, request.worker_environment);
+  worker.send_job(nlohmann::json(job).dump());
+  const auto deadline = after_ms(kSanitizerBudgetMs);
+  std::optional<nlohmann::json> result;
+  std::string line;
+  for (;;) {
+    const auto wait = worker.next_message(deadline, line);
+    if (wait == WorkerProcess::Wait::kMessage) {
+      auto message = nlohmann::json::parse(line, nullptr, false);
+      if (!message.is_discarded() && message.value("event", "") == "result") result = message;
+      continue;
+    }
+    if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
+    break;
+  }
+  worker.wait();
+  return result;
+}
+
+// Metrics for the reference and the submission, one launch each at the performance size: the
+// CUPTI range profiler in a worker first, ncu around a worker when that fails.
+void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
+  if (request.on_progress) request.on_progress("profiler");
+  std::string cupti_error = "the profiling worker sent no result";
+  // CUDOJO_PROFILER=ncu skips CUPTI: how the two collectors are compared (scripts/metrics-check.sh).
+  const char* forced = std::getenv("CUDOJO_PROFILER");
+  if (forced && std::string(forced) == "ncu") {
+    cupti_error = "skipped (CUDOJO_PROFILER=ncu)";
+  } else if (auto result = run_profile_worker(request, job, {}, true)) {
+    const auto profile = result->value("profile", nlohmann::json::object());
+    if (profile.value("ok", false) && profile.value("kernels", nlohmann::json::array()).size() >= 2) {
+      report.metrics.reference_kernel = profile["kernels"][0].get<KernelMetrics>();
+      report.metrics.kernel = profile["kernels"][1].get<KernelMetrics>();
+      report.metrics.metrics_source = "cupti";
+      return;
+    }
+    cupti_error = profile.value("error", result->value("report", nlohmann::json::object()).value("message", cupti_error));
+  }
+  const std::string ncu = find_cuda_tool("ncu", "CUDOJO_NCU");
+  if (ncu.empty()) {
+    report.metrics.metrics_note = fmt::format("metrics unavailable: CUPTI: {}; ncu was not found", cupti_error);
+    return;
+  }
+  char path[] = "/tmp/cudojo-ncu-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) return;
+  close(fd);
+  std::string names;
+  for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;
+  run_profile_worker(request, job, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", path}, false);
+  std::ifstream in(path);
+  std::stringstream csv;
+  csv << in.rdbuf();
+  std::remove(path);
+  const ProfileResult parsed = parse_ncu_csv(csv.str());
+  if (parsed.ok && parsed.kernels.size() >= 2) {
+    report.metrics.reference_kernel = parsed.kernels[0];
+    report.metrics.kernel = parsed.kernels[1];
+    report.metrics.metrics_source = "ncu";
+    report.metrics.metrics_note = fmt::format("CUPTI failed ({}); measured with ncu", cupti_error);
+    return;
+  }
+  report.metrics.metrics_note = fmt::format("metrics unavailable: CUPTI: {}; ncu: {}", cupti_error,
+                                            parsed.ok ? "fewer than two kernels profiled" : parsed.error);
+}
+
 }  // namespace
 
-std::string find_compute_sanitizer(const std::string& preferred) {
+std::string find_cuda_tool(const std::string& name, const char* env_variable) {
   namespace fs = std::filesystem;
   std::vector<std::string> candidates;
-  if (!preferred.empty()) candidates.push_back(preferred);
-  if (const char* env = std::getenv("CUDOJO_COMPUTE_SANITIZER"); env && *env) candidates.push_back(env);
+  if (const char* env = std::getenv(env_variable); env && *env) candidates.push_back(env);
   if (const char* path = std::getenv("PATH")) {
     std::stringstream folders(path);
     std::string folder;
     while (std::getline(folders, folder, ':')) {
-      if (!folder.empty()) candidates.push_back(folder + "/compute-sanitizer");
+      if (!folder.empty()) candidates.push_back(folder + "/" + name);
     }
   }
-  candidates.push_back("/usr/local/cuda/bin/compute-sanitizer");
+  candidates.push_back("/usr/local/cuda/bin/" + name);
   for (const auto& candidate : candidates) {
     if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return candidate;
   }
@@ -317,6 +398,10 @@ Report run_check(const CheckRequest& request) {
       worker_report.verdict = Verdict::kRuntimeError;
     } else if (outcome == outcome::kCompleted) {
       if (request.sanitize) run_sanitizers(request, job, worker_report);
+      const bool correct = !worker_report.tests.empty() && worker_report.findings.empty() &&
+                           std::all_of(worker_report.tests.begin(), worker_report.tests.end(),
+                                       [](const TestResult& t) { return t.ok; });
+      if (request.profile && correct) run_profiler(request, job, worker_report);
       decide_completed(stage, worker_report);
     } else {
       worker_report.verdict = Verdict::kInternalError;

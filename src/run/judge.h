@@ -32,11 +32,13 @@ struct CheckRequest {
   std::function<void(std::string_view phase)> on_progress;
   // Run compute-sanitizer's racecheck, synccheck and memcheck over one small launch.
   bool sanitize = true;
+  // Collect profiler metrics (CUPTI, else ncu) for a correct submission and its reference.
+  bool profile = true;
   std::string sanitizer_executable;  // empty: $CUDOJO_COMPUTE_SANITIZER, PATH, the toolkit's bin/
 };
 
-// compute-sanitizer's path, or empty when it cannot be found.
-std::string find_compute_sanitizer(const std::string& preferred);
+// A CUDA tool's path ($ENV_VARIABLE, then PATH, then /usr/local/cuda/bin), or empty.
+std::string find_cuda_tool(const std::string& name, const char* env_variable);
 
 Report run_check(const CheckRequest& request);
 

@@ -13,7 +13,8 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"max_source_bytes", job.max_source_bytes},
        {"max_log_bytes", job.max_log_bytes},
        {"mode", job.mode},
-       {"tool_size", job.tool_size}};
+       {"tool_size", job.tool_size},
+       {"use_cupti", job.use_cupti}};
 }
 
 void from_json(const nlohmann::json& j, Job& job) {
@@ -28,6 +29,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   j.at("max_log_bytes").get_to(job.max_log_bytes);
   job.mode = j.value("mode", "check");
   job.tool_size = j.value("tool_size", std::int64_t{1000});
+  job.use_cupti = j.value("use_cupti", true);
 }
 
 }  // namespace cudojo

@@ -31,9 +31,12 @@ struct Job {
   std::size_t max_source_bytes = 64 * 1024;
   std::size_t max_log_bytes = 32 * 1024;
   // "check": the full run. "sanitize": compile, then one launch of the submission at
-  // tool_size with exactly-sized buffers, for compute-sanitizer to watch.
+  // tool_size with exactly-sized buffers, for compute-sanitizer to watch. "profile": one launch
+  // of the reference, then one of the submission, at the performance size, measured with CUPTI
+  // unless use_cupti is false (then ncu, wrapped around the worker, measures them).
   std::string mode = "check";
   std::int64_t tool_size = 1000;
+  bool use_cupti = true;
 };
 
 void to_json(nlohmann::json& j, const Job& job);

@@ -16,6 +16,7 @@
 #include "compile/nvrtc_compiler.h"
 #include "contract/contract_info.h"
 #include "contract/driver.h"
+#include "measure/profiler.h"
 #include "run/gpu.h"
 #include "run/protocol.h"
 
@@ -95,6 +96,34 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   }
 }
 
+// Profile mode: the reference, then the submission, once each at the performance size.
+int profile(const Job& job, GpuSession& gpu, ContractDriver& driver, const LoadedKernel& submission,
+            const LoadedKernel& reference, PhaseAnnouncer& announce, Report& report) {
+  ContractContext context{job.stage, gpu, submission, reference, job.seed, announce};
+  const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
+  auto launch_both = [&] {
+    driver.launch_once_for_tools(context, n, reference);
+    driver.launch_once_for_tools(context, n, submission);
+  };
+  nlohmann::json profile_json;
+  try {
+    if (job.use_cupti) {
+      const ProfileResult result = profile_with_cupti(0, launch_both);
+      profile_json = {{"ok", result.ok}, {"source", result.source}, {"error", result.error}, {"kernels", result.kernels}};
+    } else {
+      launch_both();
+      profile_json = {{"ok", true}, {"source", "launched for ncu"}, {"error", ""}, {"kernels", nlohmann::json::array()}};
+    }
+  } catch (const LearnerFault& fault) {
+    report.error_name = fault.error_name();
+    report.message = fault.what();
+    send_result(outcome::kRuntimeError, report);
+    return 0;
+  }
+  send({{"event", "result"}, {"outcome", outcome::kCompleted}, {"report", report}, {"profile", profile_json}});
+  return 0;
+}
+
 int run_job(const Job& job) {
   Report report;
   report.stage = job.stage.id;
@@ -116,6 +145,7 @@ int run_job(const Job& job) {
   // Both compiles at once: they are independent and NVRTC is thread-safe across programs. A tool
   // run needs no reference.
   const bool tool_run = job.mode == "sanitize";
+  const bool profile_run = job.mode == "profile";
   std::future<CompileResult> reference_future;
   if (!tool_run) {
     reference_future = std::async(std::launch::async, [&] {
@@ -178,7 +208,7 @@ int run_job(const Job& job) {
     // The submission stands in for the reference: nothing but the one launch runs.
     ContractContext context{job.stage, gpu, *submission_kernel, *submission_kernel, job.seed, announce};
     try {
-      driver->launch_once_for_tools(context, job.tool_size);
+      driver->launch_once_for_tools(context, job.tool_size, *submission_kernel);
     } catch (const LearnerFault& fault) {
       report.error_name = fault.error_name();
       report.message = fault.what();
@@ -189,6 +219,7 @@ int run_job(const Job& job) {
     return 0;
   }
   LoadedKernel reference_kernel(reference.cubin, reference.lowered_name, job.stage.launch.dynamic_shared_bytes);
+  if (profile_run) return profile(job, gpu, *driver, *submission_kernel, reference_kernel, announce, report);
   gpu.measure_peak_read_gbps();
   report.gpu = gpu.info();
 

@@ -127,6 +127,7 @@ Stage load_stage(const fs::path& directory) {
                                    file.string(), rule));
     }
     stage.gate.max_time_ratio = (*gate)["max_time_ratio"].value_or(2.0);
+    if (auto ratio = (*gate)["min_sm_throughput_ratio"].value<double>()) stage.gate.min_sm_throughput_ratio = *ratio;
   }
 
   validate(stage, file);
@@ -203,7 +204,11 @@ void to_json(nlohmann::json& j, const Stage& stage) {
         {"data", stage.data_sets},
         {"performance_size", stage.performance_size},
         {"runs", stage.runs}}},
-      {"gate", {{"rule", to_string(stage.gate.rule)}, {"max_time_ratio", stage.gate.max_time_ratio}}},
+      {"gate",
+       {{"rule", to_string(stage.gate.rule)},
+        {"max_time_ratio", stage.gate.max_time_ratio},
+        {"min_sm_throughput_ratio", stage.gate.min_sm_throughput_ratio ? nlohmann::json(*stage.gate.min_sm_throughput_ratio)
+                                                                       : nlohmann::json(nullptr)}}},
   };
 }
 
@@ -227,6 +232,9 @@ void from_json(const nlohmann::json& j, Stage& stage) {
   stage.gate.rule =
       gate.at("rule").get<std::string>() == "time_ratio" ? GateRule::kTimeRatio : GateRule::kCorrectness;
   gate.at("max_time_ratio").get_to(stage.gate.max_time_ratio);
+  if (gate.contains("min_sm_throughput_ratio") && !gate.at("min_sm_throughput_ratio").is_null()) {
+    stage.gate.min_sm_throughput_ratio = gate.at("min_sm_throughput_ratio").get<double>();
+  }
 }
 
 }  // namespace cudojo

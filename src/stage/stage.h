@@ -33,6 +33,9 @@ struct GateSpec {
   GateRule rule = GateRule::kCorrectness;
   // With kTimeRatio: the submission's median time may be at most this many times the reference's.
   double max_time_ratio = 2.0;
+  // When profiler metrics exist: SM throughput must be at least this fraction of the reference's
+  // on the same GPU (the course's 50% gate against its 91% reference: 50/91).
+  std::optional<double> min_sm_throughput_ratio;
 };
 
 struct Stage {

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Profiler metrics for every reference and starter of stages 2-4, measured by the CUPTI range
+# profiler (the default) and by ncu (CUDOJO_PROFILER=ncu), side by side, with their difference.
+#   scripts/metrics-check.sh [TRANSCRIPT]      default: evidence/<UTC date>-<gpu>-metrics.txt
+set -uo pipefail
+cd "$(dirname "$0")/.."
+build=${CUDOJO_BUILD:-build}
+gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
+transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-metrics.txt}
+mkdir -p "$(dirname "$transcript")"
+exec > >(tee "$transcript") 2>&1
+echo "# cudojo profiler metrics: CUPTI range profiler vs ncu"
+echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+echo "command: scripts/metrics-check.sh $*"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+echo
+report() {  # stage file profiler -> one line of metrics
+  CUDOJO_PROFILER=$3 "$build/cudojo" check "$1" "$2" --json --no-sanitize | python3 -c '
+import json, sys
+r = json.load(sys.stdin); m = r["metrics"]
+def f(v, p=2): return "-" if v is None else ("%.*f" % (p, v))
+print(r["verdict"], m.get("metrics_source") or "-", f(m.get("sm_throughput_pct")), f(m.get("dram_throughput_pct")),
+      f(m.get("global_atomics"), 0), f(m.get("reference_sm_throughput_pct")), f(m.get("reference_dram_throughput_pct")),
+      f(m.get("reference_global_atomics"), 0), (m.get("metrics_note") or "-").replace(" ", "_")[:80],
+      (r["gate"] or {}).get("rule", "-").replace(" ", "_"))'
+}
+printf '%-12s %-12s %-8s %-14s %-7s %8s %8s %10s %8s %8s %10s\n' stage file profiler verdict source "SM%" "DRAM%" atomics "ref SM%" "ref DRAM%" "ref atomics"
+status=0
+for stage in 2 3 4; do
+  folder=$(ls -d course/reduction/0${stage}-*)
+  for file in reference.cu starter.cu; do
+    for profiler in cupti ncu; do
+      read -r verdict source sm dram atomics rsm rdram ratomics note rule < <(report "reduction/$stage" "$folder/$file" "$profiler")
+      printf '%-12s %-12s %-8s %-14s %-7s %8s %8s %10s %8s %8s %10s\n' "reduction/$stage" "$file" "$profiler" "$verdict" "$source" "$sm" "$dram" "$atomics" "$rsm" "$rdram" "$ratomics"
+      [ "$note" = "-" ] || echo "    note: ${note//_/ }"
+      echo "    gate: ${rule//_/ }"
+      echo "$stage $file $profiler $sm $dram" >> /tmp/cudojo_metrics_pairs.txt
+    done
+  done
+done
+echo
+echo "CUPTI vs ncu (relative difference of the submission's SM and DRAM throughput):"
+python3 - <<'PY'
+rows = {}
+for line in open("/tmp/cudojo_metrics_pairs.txt"):
+    stage, file, profiler, sm, dram = line.split()
+    rows.setdefault((stage, file), {})[profiler] = (sm, dram)
+worst = 0.0
+for (stage, file), by in sorted(rows.items()):
+    if "cupti" not in by or "ncu" not in by or "-" in by["cupti"] + by["ncu"]:
+        print(f"reduction/{stage} {file}: not comparable (a collector gave no figure)")
+        continue
+    diffs = [abs(float(a) - float(b)) / max(float(b), 1e-9) for a, b in zip(by["cupti"], by["ncu"])]
+    worst = max([worst] + diffs)
+    print(f"reduction/{stage} {file}: SM {100*diffs[0]:.1f}%, DRAM {100*diffs[1]:.1f}%")
+print(f"largest difference: {100*worst:.1f}% ({'within' if worst <= 0.05 else 'OUTSIDE'} the 5% target)")
+PY
+rm -f /tmp/cudojo_metrics_pairs.txt
+exit $status

@@ -1,0 +1,340 @@
+#include "measure/profiler.h"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <sstream>
+
+namespace cudojo {
+
+namespace {
+
+enum MetricIndex { kSm, kDram, kDuration, kRed, kAtom, kMetricCount };
+
+// The CUPTI entry points cudojo uses, resolved from libcupti at run time.
+struct Cupti {
+  void* handle = nullptr;
+#define CUDOJO_CUPTI_FN(name, Params) CUptiResult (*name)(Params*) = nullptr;
+  CUDOJO_CUPTI_FN(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params)
+  CUDOJO_CUPTI_FN(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerGetCounterAvailability, CUpti_Profiler_GetCounterAvailability_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params)
+  CUDOJO_CUPTI_FN(cuptiProfilerHostEvaluateToGpuValues, CUpti_Profiler_Host_EvaluateToGpuValues_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize, CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerDecodeData, CUpti_RangeProfiler_DecodeData_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerGetCounterDataInfo, CUpti_RangeProfiler_GetCounterDataInfo_Params)
+#undef CUDOJO_CUPTI_FN
+  CUptiResult (*cuptiGetResultString)(CUptiResult, const char**) = nullptr;
+};
+
+class CuptiFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename Fn>
+void resolve(Cupti& cupti, Fn& fn, const char* name) {
+  fn = reinterpret_cast<Fn>(dlsym(cupti.handle, name));
+  if (!fn) throw CuptiFailure(fmt::format("libcupti has no {}", name));
+}
+
+Cupti load_cupti() {
+  Cupti cupti;
+  for (const char* name : {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
+                           "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"}) {
+    cupti.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (cupti.handle) break;
+  }
+  if (!cupti.handle) throw CuptiFailure(fmt::format("libcupti could not be loaded ({})", dlerror()));
+#define CUDOJO_RESOLVE(name) resolve(cupti, cupti.name, #name)
+  CUDOJO_RESOLVE(cuptiProfilerInitialize);
+  CUDOJO_RESOLVE(cuptiDeviceGetChipName);
+  CUDOJO_RESOLVE(cuptiProfilerGetCounterAvailability);
+  CUDOJO_RESOLVE(cuptiProfilerHostInitialize);
+  CUDOJO_RESOLVE(cuptiProfilerHostDeinitialize);
+  CUDOJO_RESOLVE(cuptiProfilerHostConfigAddMetrics);
+  CUDOJO_RESOLVE(cuptiProfilerHostGetConfigImageSize);
+  CUDOJO_RESOLVE(cuptiProfilerHostGetConfigImage);
+  CUDOJO_RESOLVE(cuptiProfilerHostEvaluateToGpuValues);
+  CUDOJO_RESOLVE(cuptiRangeProfilerEnable);
+  CUDOJO_RESOLVE(cuptiRangeProfilerDisable);
+  CUDOJO_RESOLVE(cuptiRangeProfilerGetCounterDataSize);
+  CUDOJO_RESOLVE(cuptiRangeProfilerCounterDataImageInitialize);
+  CUDOJO_RESOLVE(cuptiRangeProfilerSetConfig);
+  CUDOJO_RESOLVE(cuptiRangeProfilerStart);
+  CUDOJO_RESOLVE(cuptiRangeProfilerStop);
+  CUDOJO_RESOLVE(cuptiRangeProfilerDecodeData);
+  CUDOJO_RESOLVE(cuptiRangeProfilerGetCounterDataInfo);
+  CUDOJO_RESOLVE(cuptiGetResultString);
+#undef CUDOJO_RESOLVE
+  return cupti;
+}
+
+void check(const Cupti& cupti, CUptiResult result, const char* call) {
+  if (result == CUPTI_SUCCESS) return;
+  const char* text = "unknown";
+  if (cupti.cuptiGetResultString) cupti.cuptiGetResultString(result, &text);
+  throw CuptiFailure(fmt::format("{} failed: {}", call, text));
+}
+
+#define CUDOJO_CUPTI(cupti, call, params) check(cupti, cupti.call(&params), #call)
+
+CUcontext current_context() {
+  void* entry = nullptr;
+  cudaDriverEntryPointQueryResult status{};
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+      !entry) {
+    throw CuptiFailure("cuCtxGetCurrent is not available from the driver");
+  }
+  CUcontext context = nullptr;
+  reinterpret_cast<CUresult (*)(CUcontext*)>(entry)(&context);
+  if (!context) throw CuptiFailure("no current CUDA context");
+  return context;
+}
+
+}  // namespace
+
+const std::vector<std::string>& profiler_metric_names() {
+  static const std::vector<std::string> names = {
+      "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+      "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+      "gpu__time_duration.sum",
+      "smsp__inst_executed_op_global_red.sum",
+      "smsp__inst_executed_op_global_atom.sum",
+  };
+  return names;
+}
+
+ProfileResult profile_with_cupti(int device, const std::function<void()>& launch_all) {
+  ProfileResult result;
+  result.source = "cupti";
+  CUpti_Profiler_Host_Object* host = nullptr;
+  CUpti_RangeProfiler_Object* profiler = nullptr;
+  Cupti cupti;
+  try {
+    cupti = load_cupti();
+    if (cudaFree(nullptr) != cudaSuccess) throw CuptiFailure("no CUDA context");
+    const CUcontext context = current_context();
+
+    CUpti_Profiler_Initialize_Params initialize{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    CUDOJO_CUPTI(cupti, cuptiProfilerInitialize, initialize);
+    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = static_cast<size_t>(device);
+    CUDOJO_CUPTI(cupti, cuptiDeviceGetChipName, chip);
+
+    CUpti_Profiler_GetCounterAvailability_Params availability{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    availability.ctx = context;
+    CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
+    std::vector<uint8_t> availability_image(availability.counterAvailabilityImageSize);
+    availability.pCounterAvailabilityImage = availability_image.data();
+    CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
+
+    CUpti_Profiler_Host_Initialize_Params host_init{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+    host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    host_init.pChipName = chip.pChipName;
+    host_init.pCounterAvailabilityImage = availability_image.data();
+    CUDOJO_CUPTI(cupti, cuptiProfilerHostInitialize, host_init);
+    host = host_init.pHostObject;
+
+    std::vector<const char*> names;
+    for (const auto& name : profiler_metric_names()) names.push_back(name.c_str());
+    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+    add.pHostObject = host;
+    add.ppMetricNames = names.data();
+    add.numMetrics = names.size();
+    CUDOJO_CUPTI(cupti, cuptiProfilerHostConfigAddMetrics, add);
+    CUpti_Profiler_Host_GetConfigImageSize_Params config_size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    config_size.pHostObject = host;
+    CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImageSize, config_size);
+    std::vector<uint8_t> config(config_size.configImageSize);
+    CUpti_Profiler_Host_GetConfigImage_Params config_image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    config_image.pHostObject = host;
+    config_image.configImageSize = config.size();
+    config_image.pConfigImage = config.data();
+    CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImage, config_image);
+
+    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    enable.ctx = context;
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerEnable, enable);
+    profiler = enable.pRangeProfilerObject;
+
+    constexpr size_t kMaxRanges = 16;
+    CUpti_RangeProfiler_GetCounterDataSize_Params data_size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    data_size.pRangeProfilerObject = profiler;
+    data_size.pMetricNames = names.data();
+    data_size.numMetrics = names.size();
+    data_size.maxNumOfRanges = kMaxRanges;
+    data_size.maxNumRangeTreeNodes = kMaxRanges;
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerGetCounterDataSize, data_size);
+    std::vector<uint8_t> counter_data(data_size.counterDataSize);
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params data_init{
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    data_init.pRangeProfilerObject = profiler;
+    data_init.counterDataSize = counter_data.size();
+    data_init.pCounterData = counter_data.data();
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerCounterDataImageInitialize, data_init);
+
+    CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    set.pRangeProfilerObject = profiler;
+    set.configSize = config.size();
+    set.pConfig = config.data();
+    set.counterDataImageSize = counter_data.size();
+    set.pCounterDataImage = counter_data.data();
+    set.range = CUPTI_AutoRange;          // every kernel launch is its own range
+    set.replayMode = CUPTI_KernelReplay;  // CUPTI replays each kernel for every pass it needs
+    set.maxRangesPerPass = kMaxRanges;
+    set.numNestingLevels = 1;
+    set.minNestingLevel = 1;
+    set.passIndex = 0;
+    set.targetNestingLevel = 1;
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerSetConfig, set);
+
+    CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+    start.pRangeProfilerObject = profiler;
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerStart, start);
+    launch_all();
+    if (cudaDeviceSynchronize() != cudaSuccess) throw CuptiFailure("a profiled kernel failed");
+    CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+    stop.pRangeProfilerObject = profiler;
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerStop, stop);
+    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    decode.pRangeProfilerObject = profiler;
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerDecodeData, decode);
+
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    info.pCounterDataImage = counter_data.data();
+    info.counterDataImageSize = counter_data.size();
+    CUDOJO_CUPTI(cupti, cuptiRangeProfilerGetCounterDataInfo, info);
+    for (size_t range = 0; range < info.numTotalRanges; ++range) {
+      std::vector<double> values(names.size(), 0.0);
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+      evaluate.pHostObject = host;
+      evaluate.pCounterDataImage = counter_data.data();
+      evaluate.counterDataImageSize = counter_data.size();
+      evaluate.rangeIndex = range;
+      evaluate.ppMetricNames = names.data();
+      evaluate.numMetrics = names.size();
+      evaluate.pMetricValues = values.data();
+      CUDOJO_CUPTI(cupti, cuptiProfilerHostEvaluateToGpuValues, evaluate);
+      result.kernels.push_back({values[kSm], values[kDram], values[kDuration] / 1e6, values[kRed] + values[kAtom]});
+    }
+    result.ok = !result.kernels.empty();
+    if (!result.ok) result.error = "the CUPTI range profiler recorded no ranges";
+  } catch (const std::exception& error) {
+    result.ok = false;
+    result.error = error.what();
+  }
+  if (profiler && cupti.cuptiRangeProfilerDisable) {
+    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    disable.pRangeProfilerObject = profiler;
+    cupti.cuptiRangeProfilerDisable(&disable);
+  }
+  if (host && cupti.cuptiProfilerHostDeinitialize) {
+    CUpti_Profiler_Host_Deinitialize_Params deinit{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    deinit.pHostObject = host;
+    cupti.cuptiProfilerHostDeinitialize(&deinit);
+  }
+  return result;
+}
+
+ProfileResult parse_ncu_csv(const std::string& csv) {
+  ProfileResult result;
+  result.source = "ncu";
+  auto split = [](const std::string& line) {
+    std::vector<std::string> fields;
+    std::string field;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') {
+        quoted = !quoted;
+      } else if (c == ',' && !quoted) {
+        fields.push_back(field);
+        field.clear();
+      } else {
+        field += c;
+      }
+    }
+    fields.push_back(field);
+    return fields;
+  };
+  std::istringstream in(csv);
+  std::string line;
+  std::vector<std::string> header;
+  std::map<long, KernelMetrics> by_id;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.rfind("\"ID\"", 0) == 0) {
+      header = split(line);
+      continue;
+    }
+    if (header.empty() || line.empty() || line[0] != '"') continue;
+    const auto fields = split(line);
+    auto column = [&](const std::string& name) -> std::string {
+      for (size_t i = 0; i < header.size() && i < fields.size(); ++i) {
+        if (header[i] == name) return fields[i];
+      }
+      return {};
+    };
+    const std::string id_text = column("ID");
+    const std::string metric = column("Metric Name");
+    std::string value_text = column("Metric Value");
+    const std::string unit = column("Metric Unit");
+    if (id_text.empty() || metric.empty() || value_text.empty()) continue;
+    std::erase(value_text, ',');
+    double value = 0;
+    try {
+      value = std::stod(value_text);
+    } catch (...) {
+      continue;
+    }
+    KernelMetrics& kernel = by_id[std::stol(id_text)];
+    const auto& names = profiler_metric_names();
+    if (metric == names[kSm]) kernel.sm_throughput_pct = value;
+    if (metric == names[kDram]) kernel.dram_throughput_pct = value;
+    if (metric == names[kDuration]) {
+      static const std::map<std::string, double> kToMs = {
+          {"nsecond", 1e-6}, {"ns", 1e-6}, {"usecond", 1e-3}, {"us", 1e-3}, {"msecond", 1.0}, {"ms", 1.0}, {"second", 1e3}};
+      const auto scale = kToMs.find(unit);
+      kernel.duration_ms = value * (scale == kToMs.end() ? 1e-6 : scale->second);
+    }
+    if (metric == names[kRed] || metric == names[kAtom]) kernel.global_atomics += value;
+  }
+  for (const auto& [id, kernel] : by_id) result.kernels.push_back(kernel);
+  result.ok = !result.kernels.empty();
+  if (!result.ok) result.error = "ncu printed no metric rows";
+  return result;
+}
+
+void to_json(nlohmann::json& j, const KernelMetrics& metrics) {
+  j = {{"sm_throughput_pct", metrics.sm_throughput_pct},
+       {"dram_throughput_pct", metrics.dram_throughput_pct},
+       {"duration_ms", metrics.duration_ms},
+       {"global_atomics", metrics.global_atomics}};
+}
+
+void from_json(const nlohmann::json& j, KernelMetrics& metrics) {
+  metrics.sm_throughput_pct = j.value("sm_throughput_pct", 0.0);
+  metrics.dram_throughput_pct = j.value("dram_throughput_pct", 0.0);
+  metrics.duration_ms = j.value("duration_ms", 0.0);
+  metrics.global_atomics = j.value("global_atomics", 0.0);
+}
+
+}  // namespace cudojo

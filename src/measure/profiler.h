@@ -1,0 +1,45 @@
+// Hardware metrics for kernels: SM throughput, DRAM throughput, duration and global atomic
+// instructions. Two collectors, the same metric names:
+//   - the CUPTI range profiler, in the worker (libcupti is opened at run time, so cudojo still
+//     starts where it is missing), each kernel launch one range, replayed for as many passes as
+//     the metrics need;
+//   - Nsight Compute (`ncu --csv`) around a worker, when CUPTI fails; parse_ncu_csv reads it.
+// Every failure becomes a sentence ("metrics unavailable: ..."), never an exception.
+#pragma once
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cudojo {
+
+struct KernelMetrics {
+  double sm_throughput_pct = 0;
+  double dram_throughput_pct = 0;
+  double duration_ms = 0;
+  double global_atomics = 0;  // global atomic + reduction instructions executed (warp level)
+};
+
+struct ProfileResult {
+  bool ok = false;
+  std::string source;  // "cupti" or "ncu"
+  std::string error;   // why not, when !ok
+  std::vector<KernelMetrics> kernels;  // in launch order
+};
+
+// The metric names, as both CUPTI and ncu spell them.
+const std::vector<std::string>& profiler_metric_names();
+
+// Profiles every kernel `launch_all` launches on the current device (one range per kernel).
+ProfileResult profile_with_cupti(int device, const std::function<void()>& launch_all);
+
+// Reads `ncu --csv --metrics ...` output: one KernelMetrics per profiled kernel ID, in ID order.
+ProfileResult parse_ncu_csv(const std::string& csv);
+
+void to_json(nlohmann::json& j, const KernelMetrics& metrics);
+void from_json(const nlohmann::json& j, KernelMetrics& metrics);
+
+}  // namespace cudojo
