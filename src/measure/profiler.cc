@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -154,13 +155,29 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
     CUDOJO_CUPTI(cupti, cuptiProfilerHostInitialize, host_init);
     host = host_init.pHostObject;
 
+    // Metrics are added one at a time, so one this CUPTI cannot collect costs only itself; its
+    // value stays 0 and the error names it.
     std::vector<const char*> names;
-    for (const auto& name : profiler_metric_names()) names.push_back(name.c_str());
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    add.pHostObject = host;
-    add.ppMetricNames = names.data();
-    add.numMetrics = names.size();
-    CUDOJO_CUPTI(cupti, cuptiProfilerHostConfigAddMetrics, add);
+    std::vector<int> indices;  // position in profiler_metric_names() of each accepted name
+    std::string refused;
+    for (std::size_t m = 0; m < profiler_metric_names().size(); ++m) {
+      const char* name = profiler_metric_names()[m].c_str();
+      CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+      add.pHostObject = host;
+      add.ppMetricNames = &name;
+      add.numMetrics = 1;
+      const CUptiResult added = cupti.cuptiProfilerHostConfigAddMetrics(&add);
+      if (added == CUPTI_SUCCESS) {
+        names.push_back(name);
+        indices.push_back(static_cast<int>(m));
+      } else {
+        const char* text = "unknown";
+        cupti.cuptiGetResultString(added, &text);
+        refused += fmt::format("{}{} ({})", refused.empty() ? "" : ", ", name, text);
+      }
+    }
+    if (names.empty()) throw CuptiFailure("the range profiler accepted none of the metrics: " + refused);
+    result.error = refused.empty() ? "" : "not collected by CUPTI: " + refused;
     CUpti_Profiler_Host_GetConfigImageSize_Params config_size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
     config_size.pHostObject = host;
     CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImageSize, config_size);
@@ -234,10 +251,15 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
       evaluate.numMetrics = names.size();
       evaluate.pMetricValues = values.data();
       CUDOJO_CUPTI(cupti, cuptiProfilerHostEvaluateToGpuValues, evaluate);
-      result.kernels.push_back({values[kSm], values[kDram], values[kDuration] / 1e6, values[kRed] + values[kAtom]});
+      std::vector<double> all(kMetricCount, 0.0);
+      for (std::size_t k = 0; k < indices.size(); ++k) all[indices[k]] = values[k];
+      result.kernels.push_back({all[kSm], all[kDram], all[kDuration] / 1e6, all[kRed] + all[kAtom]});
     }
-    result.ok = !result.kernels.empty();
-    if (!result.ok) result.error = "the CUPTI range profiler recorded no ranges";
+    // SM throughput is what the gate reads: without it the collection has failed.
+    const bool has_sm = std::find(indices.begin(), indices.end(), kSm) != indices.end();
+    result.ok = !result.kernels.empty() && has_sm;
+    if (result.kernels.empty()) result.error = "the CUPTI range profiler recorded no ranges";
+    if (!has_sm) result.error = "CUPTI could not collect SM throughput; " + result.error;
   } catch (const std::exception& error) {
     result.ok = false;
     result.error = error.what();

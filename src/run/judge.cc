@@ -204,6 +204,7 @@ void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
       report.metrics.reference_kernel = profile["kernels"][0].get<KernelMetrics>();
       report.metrics.kernel = profile["kernels"][1].get<KernelMetrics>();
       report.metrics.metrics_source = "cupti";
+      report.metrics.metrics_note = profile.value("error", "");
       return;
     }
     cupti_error = profile.value("error", result->value("report", nlohmann::json::object()).value("message", cupti_error));
