@@ -35,14 +35,22 @@ namespace {
 
 TEST(Gate, SmThroughputFloorIsRelativeToTheReference) {
   GateSpec spec{GateRule::kTimeRatio, 2.0, 50.0 / 91.0};
-  const TimeStats fast{0.01, 0.01, 0.01, 20};
+  const TimeStats reference{0.010, 0.010, 0.010, 20};
+  const TimeStats a_bit_slower{0.015, 0.015, 0.015, 20};  // within the 2x time gate
   // The course's own numbers on an H200: tree 42.8%, atomic kernel 0.22%.
-  EXPECT_TRUE(apply_gate(spec, fast, fast, std::make_pair(42.8, 42.8)).passed);
-  EXPECT_FALSE(apply_gate(spec, fast, fast, std::make_pair(0.22, 42.8)).passed);
-  EXPECT_TRUE(apply_gate(spec, fast, fast, std::make_pair(23.6, 42.8)).passed);  // 0.5495 x 42.8 = 23.5
-  auto untimed = apply_gate(spec, fast, fast, std::nullopt);
+  EXPECT_TRUE(apply_gate(spec, a_bit_slower, reference, std::make_pair(42.8, 42.8)).passed);
+  EXPECT_FALSE(apply_gate(spec, a_bit_slower, reference, std::make_pair(0.22, 42.8)).passed);
+  EXPECT_TRUE(apply_gate(spec, a_bit_slower, reference, std::make_pair(23.6, 42.8)).passed);  // floor 23.5
+  auto untimed = apply_gate(spec, a_bit_slower, reference, std::nullopt);
   EXPECT_TRUE(untimed.passed);
   EXPECT_NE(untimed.rule.find("gated on time alone"), std::string::npos);
+}
+
+TEST(Gate, AKernelFasterThanTheReferencePassesWhateverItsSmThroughput) {
+  GateSpec spec{GateRule::kTimeRatio, 2.0, 50.0 / 91.0};
+  const TimeStats reference{0.010, 0.010, 0.010, 20};
+  const TimeStats faster{0.008, 0.008, 0.008, 20};
+  EXPECT_TRUE(apply_gate(spec, faster, reference, std::make_pair(12.0, 42.8)).passed);
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -251,9 +253,14 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
       evaluate.numMetrics = names.size();
       evaluate.pMetricValues = values.data();
       CUDOJO_CUPTI(cupti, cuptiProfilerHostEvaluateToGpuValues, evaluate);
-      std::vector<double> all(kMetricCount, 0.0);
+      const double missing = std::numeric_limits<double>::quiet_NaN();
+      std::vector<double> all(kMetricCount, missing);
       for (std::size_t k = 0; k < indices.size(); ++k) all[indices[k]] = values[k];
-      result.kernels.push_back({all[kSm], all[kDram], all[kDuration] / 1e6, all[kRed] + all[kAtom]});
+      // Atomics add up what was collected of red and atom; NaN only when neither was.
+      const double atomics = std::isnan(all[kRed]) && std::isnan(all[kAtom])
+                                 ? missing
+                                 : (std::isnan(all[kRed]) ? 0 : all[kRed]) + (std::isnan(all[kAtom]) ? 0 : all[kAtom]);
+      result.kernels.push_back({all[kSm], all[kDram], all[kDuration] / 1e6, atomics});
     }
     // SM throughput is what the gate reads: without it the collection has failed.
     const bool has_sm = std::find(indices.begin(), indices.end(), kSm) != indices.end();
@@ -353,10 +360,13 @@ void to_json(nlohmann::json& j, const KernelMetrics& metrics) {
 }
 
 void from_json(const nlohmann::json& j, KernelMetrics& metrics) {
-  metrics.sm_throughput_pct = j.value("sm_throughput_pct", 0.0);
-  metrics.dram_throughput_pct = j.value("dram_throughput_pct", 0.0);
-  metrics.duration_ms = j.value("duration_ms", 0.0);
-  metrics.global_atomics = j.value("global_atomics", 0.0);
+  auto number = [&](const char* key) {
+    return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
+  metrics.sm_throughput_pct = number("sm_throughput_pct");
+  metrics.dram_throughput_pct = number("dram_throughput_pct");
+  metrics.duration_ms = number("duration_ms");
+  metrics.global_atomics = number("global_atomics");
 }
 
 }  // namespace cudojo

@@ -16,6 +16,7 @@
 
 namespace cudojo {
 
+// A metric a collector could not measure is NaN (null in JSON, "n/a" in text), never 0.
 struct KernelMetrics {
   double sm_throughput_pct = 0;
   double dram_throughput_pct = 0;

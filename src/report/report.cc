@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
+
 namespace cudojo {
 
 namespace {
@@ -129,14 +131,17 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.bandwidth_gbps = optional_from<double>(m, "bandwidth_gbps");
   report.metrics.pct_of_peak = optional_from<double>(m, "pct_of_peak");
   report.metrics.note = m.value("note", "");
+  auto number = [&](const char* key) {
+    return m.contains(key) && m.at(key).is_number() ? m.at(key).get<double>() : std::numeric_limits<double>::quiet_NaN();
+  };
   if (m.contains("sm_throughput_pct") && !m.at("sm_throughput_pct").is_null()) {
-    report.metrics.kernel = KernelMetrics{m.at("sm_throughput_pct"), m.value("dram_throughput_pct", 0.0),
-                                          m.value("kernel_duration_ms", 0.0), m.value("global_atomics", 0.0)};
+    report.metrics.kernel = KernelMetrics{number("sm_throughput_pct"), number("dram_throughput_pct"),
+                                          number("kernel_duration_ms"), number("global_atomics")};
   }
   if (m.contains("reference_sm_throughput_pct") && !m.at("reference_sm_throughput_pct").is_null()) {
     report.metrics.reference_kernel =
-        KernelMetrics{m.at("reference_sm_throughput_pct"), m.value("reference_dram_throughput_pct", 0.0),
-                      m.value("reference_kernel_duration_ms", 0.0), m.value("reference_global_atomics", 0.0)};
+        KernelMetrics{number("reference_sm_throughput_pct"), number("reference_dram_throughput_pct"),
+                      number("reference_kernel_duration_ms"), number("reference_global_atomics")};
   }
   report.metrics.metrics_source = m.value("metrics_source", "");
   report.metrics.metrics_note = m.value("metrics_note", "");

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -130,14 +131,19 @@ std::string render_text(const Report& report, bool colour) {
     }
     if (m.time_ratio) out << fmt::format("  ratio       {:.2f} x the reference\n", *m.time_ratio);
     if (m.kernel) {
-      out << fmt::format("  profiler ({})  SM throughput {:.1f}%  DRAM {:.1f}%  global atomics {:.0f}",
-                         m.metrics_source, m.kernel->sm_throughput_pct, m.kernel->dram_throughput_pct,
-                         m.kernel->global_atomics);
+      auto shown = [](double value, const char* format) {
+        return std::isnan(value) ? std::string("n/a") : fmt::format(fmt::runtime(format), value);
+      };
+      out << fmt::format("  profiler ({})  SM throughput {}  DRAM {}  global atomics {}", m.metrics_source,
+                         shown(m.kernel->sm_throughput_pct, "{:.1f}%"), shown(m.kernel->dram_throughput_pct, "{:.1f}%"),
+                         shown(m.kernel->global_atomics, "{:.0f}"));
       if (m.reference_kernel) {
-        out << fmt::format("   reference: {:.1f}%  {:.1f}%  {:.0f}", m.reference_kernel->sm_throughput_pct,
-                           m.reference_kernel->dram_throughput_pct, m.reference_kernel->global_atomics);
+        out << fmt::format("   reference: {}  {}  {}", shown(m.reference_kernel->sm_throughput_pct, "{:.1f}%"),
+                           shown(m.reference_kernel->dram_throughput_pct, "{:.1f}%"),
+                           shown(m.reference_kernel->global_atomics, "{:.0f}"));
       }
       out << "\n";
+      if (!m.metrics_note.empty()) out << "  " << p.dim(m.metrics_note) << "\n";
     } else if (!m.metrics_note.empty()) {
       out << "  " << p.dim(m.metrics_note) << "\n";
     }
