@@ -37,31 +37,13 @@ const Stage& require_stage(const std::vector<Stage>& course, const std::string& 
   throw UsageError(fmt::format("no stage '{}'. Stages:{}", id, known));
 }
 
-std::string launch_text(const Stage& stage) {
-  const auto& l = stage.launch;
-  std::string grid = l.fixed_blocks ? fmt::format("{} blocks", *l.fixed_blocks)
-                                    : fmt::format("ceil(N / {}) blocks", l.threads_per_block);
-  return fmt::format("{} x {} threads, {} bytes of dynamic shared memory", grid, l.threads_per_block,
-                     l.dynamic_shared_bytes);
-}
-
-std::string signature_text(const Stage& stage) {
-  return fmt::format("__global__ void {}({})", stage.kernel, find_contract_info(stage.contract)->parameters);
-}
-
-std::string gate_text(const Stage& stage) {
-  if (stage.gate.rule == GateRule::kCorrectness) return "correctness: every test passes";
-  return fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
-                     stage.gate.max_time_ratio);
-}
-
 nlohmann::json stage_json(const Stage& stage, bool with_text) {
   nlohmann::json j = stage;
   j["alias"] = stage.slug_id();
-  j["signature"] = signature_text(stage);
-  j["launch_text"] = launch_text(stage);
+  j["signature"] = describe_signature(stage);
+  j["launch_text"] = describe_launch(stage);
   j["driver"] = find_contract_info(stage.contract)->driver;
-  j["gate_text"] = gate_text(stage);
+  j["gate_text"] = describe_gate(stage);
   if (with_text) {
     j["lesson"] = stage.lesson_markdown;
     j["starter"] = stage.starter_source;
@@ -90,8 +72,8 @@ int cmd_show(const Stage& stage, bool json) {
   }
   std::cout << fmt::format("{}  ({})  {}\n\n", stage.id, stage.slug_id(), stage.title);
   std::cout << stage.lesson_markdown << "\n";
-  std::cout << "## The kernel you write\n\n    " << signature_text(stage) << "\n\n";
-  std::cout << "## Launch\n\n    " << launch_text(stage) << "\n\n";
+  std::cout << "## The kernel you write\n\n    " << describe_signature(stage) << "\n\n";
+  std::cout << "## Launch\n\n    " << describe_launch(stage) << "\n\n";
   std::cout << "## What the driver checks\n\n" << find_contract_info(stage.contract)->driver << "\n";
   if (!stage.test_sizes.empty()) {
     std::cout << fmt::format("\nSizes: {}. Data: {}. Performance size: {}. Repeats: {}.\n",
@@ -100,7 +82,7 @@ int cmd_show(const Stage& stage, bool json) {
   } else {
     std::cout << fmt::format("\nRepeats: {}.\n", stage.runs);
   }
-  std::cout << "\n## Gate\n\n    " << gate_text(stage) << "\n\n";
+  std::cout << "\n## Gate\n\n    " << describe_gate(stage) << "\n\n";
   std::cout << fmt::format("Start with:  cudojo starter {} > mine.cu && cudojo check {} mine.cu\n", stage.id,
                            stage.id);
   return 0;

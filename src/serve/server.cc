@@ -33,32 +33,20 @@ void send_error(httplib::Response& response, int status, const std::string& mess
   send_json(response, status, {{"error", message}});
 }
 
-std::string launch_text(const Stage& stage) {
-  const auto& l = stage.launch;
-  std::string grid = l.fixed_blocks ? fmt::format("{} blocks", *l.fixed_blocks)
-                                    : fmt::format("ceil(N / {}) blocks", l.threads_per_block);
-  return fmt::format("{} x {} threads, {} bytes of dynamic shared memory", grid, l.threads_per_block,
-                     l.dynamic_shared_bytes);
-}
-
 json stage_summary(const Stage& stage) {
-  const ContractInfo* contract = find_contract_info(stage.contract);
   return {{"id", stage.id},
           {"alias", stage.slug_id()},
           {"title", stage.title},
           {"summary", stage.summary},
-          {"signature", fmt::format("__global__ void {}({})", stage.kernel, contract->parameters)}};
+          {"signature", describe_signature(stage)}};
 }
 
 json stage_detail(const Stage& stage) {
   json detail = stage;  // contract, kernel, launch, tests, gate
   detail.update(stage_summary(stage));
-  detail["launch_text"] = launch_text(stage);
+  detail["launch_text"] = describe_launch(stage);
   detail["driver"] = find_contract_info(stage.contract)->driver;
-  detail["gate_text"] = stage.gate.rule == GateRule::kCorrectness
-                            ? std::string("correctness: every test passes")
-                            : fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
-                                          stage.gate.max_time_ratio);
+  detail["gate_text"] = describe_gate(stage);
   detail["lesson_markdown"] = stage.lesson_markdown;
   detail["lesson_html"] = markdown_to_html(stage.lesson_markdown);
   detail["starter"] = stage.starter_source;

@@ -173,6 +173,30 @@ const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_
   return nullptr;
 }
 
+std::string describe_signature(const Stage& stage) {
+  const ContractInfo* contract = find_contract_info(stage.contract);
+  return fmt::format("__global__ void {}({})", stage.kernel, contract ? contract->parameters : "?");
+}
+
+std::string describe_launch(const Stage& stage) {
+  const auto& l = stage.launch;
+  const std::string grid = l.fixed_blocks ? fmt::format("{} blocks", *l.fixed_blocks)
+                                          : fmt::format("ceil(N / {}) blocks", l.threads_per_block);
+  return fmt::format("{} x {} threads, {} bytes of dynamic shared memory", grid, l.threads_per_block,
+                     l.dynamic_shared_bytes);
+}
+
+std::string describe_gate(const Stage& stage) {
+  if (stage.gate.rule == GateRule::kCorrectness) return "correctness: every test passes";
+  std::string text = fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
+                                 stage.gate.max_time_ratio);
+  if (stage.gate.min_sm_throughput_ratio) {
+    text += fmt::format("; when slower than the reference, SM throughput >= {:.3g} x the reference's",
+                        *stage.gate.min_sm_throughput_ratio);
+  }
+  return text;
+}
+
 fs::path default_course_root() {
   if (const char* env = std::getenv("CUDOJO_COURSE"); env && *env) return env;
   if (fs::is_directory(CUDOJO_COURSE_DIR)) return CUDOJO_COURSE_DIR;

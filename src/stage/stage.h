@@ -73,6 +73,11 @@ std::vector<Stage> load_course(const std::filesystem::path& course_root);
 // Finds by id ("reduction/3") or slug alias ("reduction/block-tree"); nullptr when neither matches.
 const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_or_alias);
 
+// One-line descriptions shared by the CLI and the server ("ceil(N / 256) blocks x 256 threads, ...").
+std::string describe_signature(const Stage& stage);
+std::string describe_launch(const Stage& stage);
+std::string describe_gate(const Stage& stage);
+
 // The course folder: --course if given, else $CUDOJO_COURSE, else the one shipped with the build.
 std::filesystem::path default_course_root();
 
