@@ -294,6 +294,13 @@ async function previousStageFigures() {
   return timed ? { stage: previous.id, metrics: timed.report.metrics, verdict: timed.verdict } : null;
 }
 
+// "43.5 % (reference 44.5 %)", or why there is no figure.
+function percentPair(value, reference, note) {
+  if (value === null || value === undefined) return note || "not measured";
+  const ref = reference === null || reference === undefined ? "n/a" : `${reference.toFixed(1)} %`;
+  return `${value.toFixed(1)} % (reference ${ref})`;
+}
+
 async function showMetrics(report) {
   const m = report.metrics || {};
   const box = $("#tab-metrics");
@@ -309,9 +316,18 @@ async function showMetrics(report) {
     ["ratio", m.time_ratio ? `${m.time_ratio.toFixed(2)} x the reference` : ""],
     ["bandwidth", m.bandwidth_gbps ? `${m.bandwidth_gbps.toFixed(1)} GB/s` : "(not meaningful for this contract)"],
     ["% of measured peak", m.pct_of_peak ? `${m.pct_of_peak.toFixed(1)} % of ${report.gpu.peak_read_gbps.toFixed(0)} GB/s` : ""],
-    ["SM throughput", "not collected yet (profiler metrics are planned)"],
+    ["SM throughput", percentPair(m.sm_throughput_pct, m.reference_sm_throughput_pct, m.metrics_note)],
+    ["DRAM throughput", percentPair(m.dram_throughput_pct, m.reference_dram_throughput_pct, m.metrics_note)],
+    ["global atomics", m.global_atomics === null || m.global_atomics === undefined ? "n/a"
+      : `${m.global_atomics} (reference ${m.reference_global_atomics ?? "n/a"})`],
     ["GPU", report.gpu ? `${report.gpu.name} (${report.gpu.arch})` : ""],
   ];
+  const calibration = report.calibration || {};
+  if (calibration.previous_stage && calibration.previous_reference_time_ms) {
+    rows.push([`${calibration.previous_stage} reference (this GPU)`,
+      `${calibration.previous_reference_time_ms.median.toFixed(4)} ms` +
+      (calibration.previous_sm_throughput_pct ? `, SM ${calibration.previous_sm_throughput_pct.toFixed(1)} %` : "")]);
+  }
   const previous = await previousStageFigures();
   if (previous) rows.push([`your last ${previous.stage}`, `${ms(previous.metrics.time_ms)} (${previous.verdict})`]);
   box.replaceChildren(el("table", {}, ...rows.map(([key, value]) => el("tr", {}, el("th", {}, key), el("td", {}, value)))),

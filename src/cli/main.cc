@@ -7,12 +7,15 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "compile/nvrtc_compiler.h"
 #include "contract/contract_info.h"
+#include "gate/calibration.h"
 #include "lab/lab.h"
 #include "run/gpu.h"
 #include "run/judge.h"
@@ -153,6 +156,57 @@ int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plo
   return code;
 }
 
+int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path& dir) {
+  Calibration calibration;
+  for (const auto& stage : course) {
+    std::cerr << "cudojo calibrate: " << stage.id << "\n";
+    CheckRequest request;
+    request.stage = &stage;
+    request.source = stage.reference_source;
+    request.file_name = "reference.cu";
+    request.sanitize = false;
+    request.worker_executable = self_executable();
+    request.cuda_include_dir = default_cuda_include_dir();
+    const Report report = run_check(request);
+    if (report.verdict == Verdict::kNoDevice) {
+      std::cerr << "cudojo calibrate: " << report.message << "\n";
+      return 2;
+    }
+    if (report.verdict != Verdict::kAccepted || !report.gpu || !report.metrics.reference_time_ms) {
+      std::cerr << fmt::format("cudojo calibrate: the reference of {} was not accepted ({}: {}); nothing written\n",
+                               stage.id, to_string(report.verdict), report.message);
+      return 1;
+    }
+    if (calibration.gpu.empty()) {
+      calibration.gpu = report.gpu->name;
+      calibration.arch = report.gpu->arch;
+      calibration.driver = report.gpu->driver;
+      calibration.peak_read_gbps = report.gpu->peak_read_gbps;
+    }
+    StageCalibration entry;
+    entry.n = report.metrics.n;
+    entry.reference_time_ms = *report.metrics.reference_time_ms;
+    if (report.metrics.bandwidth_gbps && report.metrics.time_ms) {
+      // Bytes are the stage's input, so the reference's bandwidth follows from its own median.
+      const double bytes = *report.metrics.bandwidth_gbps * 1e9 * report.metrics.time_ms->median_ms * 1e-3;
+      entry.bandwidth_gbps = bytes / (entry.reference_time_ms.median_ms * 1e-3) / 1e9;
+    }
+    entry.reference_metrics = report.metrics.reference_kernel;
+    calibration.stages[stage.id] = entry;
+    std::cout << fmt::format("{:<13} reference median {:.4f} ms{}\n", stage.id, entry.reference_time_ms.median_ms,
+                             entry.reference_metrics
+                                 ? fmt::format(", SM throughput {:.1f}% ({})", entry.reference_metrics->sm_throughput_pct,
+                                               report.metrics.metrics_source)
+                                 : std::string(", no profiler metrics: ") + report.metrics.metrics_note);
+  }
+  const std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
+  calibration.measured_at = stamp;
+  std::cout << "wrote " << save_calibration(dir, calibration).string() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 // `cudojo gpus`: how many CUDA devices this process can see (0 without a driver). The server asks
@@ -242,6 +296,14 @@ int main(int argc, char** argv) {
   lab_command->add_flag("--csv", lab_csv, "Print CSV (one row per table row)");
   lab_command->add_option("--plot", lab_plot, "Write the sum sweep as an SVG chart to this file");
 
+  std::filesystem::path calibration_dir;
+  app.add_option("--calibration", calibration_dir,
+                 "Folder of per-GPU reference figures (default: $CUDOJO_CALIBRATION or calibration/ beside the course)");
+  auto* calibrate = app.add_subcommand(
+      "calibrate",
+      "Measure every stage's reference on this GPU (time, bandwidth, profiler metrics) and store the figures as "
+      "<calibration>/<gpu>.json; check then gates against them, and shows the previous stage's beside yours.");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
@@ -252,8 +314,13 @@ int main(int argc, char** argv) {
   try {
     if (*lab_command) return cmd_lab(lab_what, json, lab_csv, lab_plot);
     const auto course = load_course(course_dir);
+    if (calibration_dir.empty()) calibration_dir = default_calibration_dir(course_dir);
+    if (*calibrate) return cmd_calibrate(course, calibration_dir);
     if (*stages) return cmd_stages(course, json);
-    if (*serve) return run_server(course, serve_settings);
+    if (*serve) {
+      serve_settings.calibration_dir = calibration_dir;
+      return run_server(course, serve_settings);
+    }
     const Stage& stage = require_stage(course, stage_id);
     if (*show) return cmd_show(stage, json);
     if (*starter) {
@@ -269,6 +336,7 @@ int main(int argc, char** argv) {
     if (*seed_option) request.seed = seed;
     request.sanitize = !no_sanitize;
     request.profile = !no_profile;
+    request.calibration_dir = calibration_dir.string();
     request.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);

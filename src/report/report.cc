@@ -100,6 +100,14 @@ void to_json(nlohmann::json& j, const Report& report) {
   for (const auto& tool : report.sanitizer.tools) {
     j["sanitizer"]["tools"].push_back({{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", tool.seconds}});
   }
+  const CalibrationUse& c = report.calibration;
+  j["calibration"] = {{"file", c.file},
+                      {"measured_at", c.measured_at},
+                      {"note", c.note},
+                      {"previous_stage", c.previous_stage},
+                      {"previous_reference_time_ms", optional_json(c.previous_reference_time_ms)},
+                      {"previous_bandwidth_gbps", optional_json(c.previous_bandwidth_gbps)},
+                      {"previous_sm_throughput_pct", optional_json(c.previous_sm_throughput_pct)}};
   j["output"] = {{"captured", report.output.text},
                  {"truncated", report.output.truncated},
                  {"bytes", report.output.bytes}};
@@ -158,6 +166,16 @@ void from_json(const nlohmann::json& j, Report& report) {
     for (const auto& tool : sanitizer.value("tools", nlohmann::json::array())) {
       report.sanitizer.tools.push_back({tool.at("tool"), tool.at("errors"), tool.at("seconds")});
     }
+  }
+  if (j.contains("calibration")) {
+    const auto& c = j.at("calibration");
+    report.calibration.file = c.value("file", "");
+    report.calibration.measured_at = c.value("measured_at", "");
+    report.calibration.note = c.value("note", "");
+    report.calibration.previous_stage = c.value("previous_stage", "");
+    report.calibration.previous_reference_time_ms = optional_from<TimeStats>(c, "previous_reference_time_ms");
+    report.calibration.previous_bandwidth_gbps = optional_from<double>(c, "previous_bandwidth_gbps");
+    report.calibration.previous_sm_throughput_pct = optional_from<double>(c, "previous_sm_throughput_pct");
   }
   if (j.contains("output")) {
     report.output.text = j.at("output").value("captured", "");

@@ -74,6 +74,17 @@ struct SanitizerSummary {
   std::string note;  // why it did not run, when it did not
 };
 
+// Where the gate's reference figures came from, and the previous stage's calibrated reference.
+struct CalibrationUse {
+  std::string file;          // empty when no calibration applied
+  std::string measured_at;
+  std::string note;          // e.g. why a calibration file was ignored
+  std::string previous_stage;
+  std::optional<TimeStats> previous_reference_time_ms;
+  std::optional<double> previous_bandwidth_gbps;
+  std::optional<double> previous_sm_throughput_pct;
+};
+
 struct CapturedOutput {
   std::string text;
   bool truncated = false;
@@ -92,6 +103,7 @@ struct Report {
   std::optional<GateResult> gate;
   std::vector<DeterminismResult> determinism;
   SanitizerSummary sanitizer;
+  CalibrationUse calibration;
   CapturedOutput output;
   std::optional<std::string> error_name;  // CUDA's name for a fault, or for a missing device
   std::string message;                    // one sentence: why this verdict

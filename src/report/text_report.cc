@@ -149,6 +149,16 @@ std::string render_text(const Report& report, bool colour) {
     }
     if (!m.note.empty()) out << "  " << p.dim(m.note) << "\n";
   }
+  const CalibrationUse& c = report.calibration;
+  if (!c.previous_stage.empty() && c.previous_reference_time_ms) {
+    out << fmt::format("  previous stage {} on this GPU: reference {:.4f} ms", c.previous_stage,
+                       c.previous_reference_time_ms->median_ms);
+    if (c.previous_bandwidth_gbps) out << fmt::format(", {:.0f} GB/s", *c.previous_bandwidth_gbps);
+    if (c.previous_sm_throughput_pct) out << fmt::format(", SM throughput {:.1f}%", *c.previous_sm_throughput_pct);
+    out << "\n";
+  }
+  if (!c.file.empty()) out << "  " << p.dim(fmt::format("gate reference: calibrated {} ({})", c.file, c.measured_at)) << "\n";
+  if (!c.note.empty()) out << "  " << p.dim(c.note) << "\n";
   if (report.gate) {
     out << fmt::format("\n{}  {}  {}\n", p.bold("Gate"), report.gate->rule,
                        report.gate->passed ? p.good("passed") : p.warn("not passed"));

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -36,8 +37,45 @@ std::string tail(const std::string& text, std::size_t bytes) {
   return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
 }
 
+// Calibrated figures for this GPU, the previous stage's beside this one; a broken file is named,
+// not trusted.
+std::optional<Calibration> apply_calibration(const CheckRequest& request, Report& report) {
+  if (request.calibration_dir.empty() || !report.gpu) return std::nullopt;
+  std::optional<Calibration> calibration;
+  try {
+    calibration = load_calibration(request.calibration_dir, report.gpu->name);
+  } catch (const CalibrationError& error) {
+    report.calibration.note = fmt::format("calibration ignored: {}", error.what());
+    return std::nullopt;
+  }
+  if (!calibration) return std::nullopt;
+  const std::string& id = request.stage->id;
+  const auto slash = id.rfind('/');
+  if (slash != std::string::npos) {
+    try {
+      const int number = std::stoi(id.substr(slash + 1));
+      const std::string previous = id.substr(0, slash + 1) + std::to_string(number - 1);
+      if (auto found = calibration->stages.find(previous); found != calibration->stages.end()) {
+        report.calibration.previous_stage = previous;
+        report.calibration.previous_reference_time_ms = found->second.reference_time_ms;
+        report.calibration.previous_bandwidth_gbps = found->second.bandwidth_gbps;
+        if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+          report.calibration.previous_sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
+        }
+      }
+    } catch (...) {
+      // Stage ids that do not end in a number have no "previous stage".
+    }
+  }
+  if (calibration->stages.count(id)) {
+    report.calibration.file = (std::filesystem::path(request.calibration_dir) / (gpu_slug(report.gpu->name) + ".json")).string();
+    report.calibration.measured_at = calibration->measured_at;
+  }
+  return calibration;
+}
+
 // The verdict and its sentence for a worker that ran to the end and sent a result.
-void decide_completed(const Stage& stage, Report& report) {
+void decide_completed(const Stage& stage, Report& report, const std::optional<Calibration>& calibration) {
   const bool all_passed = !report.tests.empty() &&
                           std::all_of(report.tests.begin(), report.tests.end(), [](const TestResult& t) { return t.ok; });
   JudgeFacts facts;
@@ -51,11 +89,13 @@ void decide_completed(const Stage& stage, Report& report) {
   }
   facts.has_findings = !report.findings.empty();
   if (all_passed && !facts.has_findings) {
+    const GateReference reference = choose_gate_reference(report, calibration);
     std::optional<std::pair<double, double>> sm;
-    if (report.metrics.kernel && report.metrics.reference_kernel) {
-      sm = std::make_pair(report.metrics.kernel->sm_throughput_pct, report.metrics.reference_kernel->sm_throughput_pct);
+    if (report.metrics.kernel && reference.sm_throughput_pct && !std::isnan(report.metrics.kernel->sm_throughput_pct)) {
+      sm = std::make_pair(report.metrics.kernel->sm_throughput_pct, *reference.sm_throughput_pct);
     }
-    report.gate = apply_gate(stage.gate, report.metrics.time_ms, report.metrics.reference_time_ms, sm);
+    report.gate = apply_gate(stage.gate, report.metrics.time_ms, reference.time_ms, sm);
+    if (reference.calibrated) report.gate->rule += " (reference figures calibrated on this GPU model)";
     facts.gate_passed = report.gate->passed;
   }
   report.verdict = decide_verdict(facts);
@@ -239,6 +279,25 @@ void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
 
 }  // namespace
 
+GateReference choose_gate_reference(const Report& report, const std::optional<Calibration>& calibration) {
+  GateReference reference;
+  if (calibration) {
+    if (auto found = calibration->stages.find(report.stage); found != calibration->stages.end()) {
+      reference.time_ms = found->second.reference_time_ms;
+      if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+        reference.sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
+      }
+      reference.calibrated = true;
+      return reference;
+    }
+  }
+  reference.time_ms = report.metrics.reference_time_ms;
+  if (report.metrics.reference_kernel && !std::isnan(report.metrics.reference_kernel->sm_throughput_pct)) {
+    reference.sm_throughput_pct = report.metrics.reference_kernel->sm_throughput_pct;
+  }
+  return reference;
+}
+
 std::string find_cuda_tool(const std::string& name, const char* env_variable) {
   namespace fs = std::filesystem;
   std::vector<std::string> candidates;
@@ -403,7 +462,8 @@ Report run_check(const CheckRequest& request) {
                            std::all_of(worker_report.tests.begin(), worker_report.tests.end(),
                                        [](const TestResult& t) { return t.ok; });
       if (request.profile && correct) run_profiler(request, job, worker_report);
-      decide_completed(stage, worker_report);
+      const auto calibration = apply_calibration(request, worker_report);
+      decide_completed(stage, worker_report, calibration);
     } else {
       worker_report.verdict = Verdict::kInternalError;
     }

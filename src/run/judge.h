@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "gate/calibration.h"
 #include "report/report.h"
 #include "stage/stage.h"
 
@@ -34,8 +35,20 @@ struct CheckRequest {
   bool sanitize = true;
   // Collect profiler metrics (CUPTI, else ncu) for a correct submission and its reference.
   bool profile = true;
+  // Where `cudojo calibrate` stored reference figures per GPU model; empty: none.
+  std::string calibration_dir;
   std::string sanitizer_executable;  // empty: $CUDOJO_COMPUTE_SANITIZER, PATH, the toolkit's bin/
 };
+
+// Gate inputs after calibration: the reference's median time and SM throughput the gate compares
+// with. Calibrated figures for this stage and GPU win when present (the report then names the
+// file); otherwise the reference measured in this same run.
+struct GateReference {
+  std::optional<TimeStats> time_ms;
+  std::optional<double> sm_throughput_pct;
+  bool calibrated = false;
+};
+GateReference choose_gate_reference(const Report& report, const std::optional<Calibration>& calibration);
 
 // A CUDA tool's path ($ENV_VARIABLE, then PATH, then /usr/local/cuda/bin), or empty.
 std::string find_cuda_tool(const std::string& name, const char* env_variable);

@@ -57,6 +57,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job) {
     request.file_name = "submission.cu";
     request.worker_executable = settings_.worker_executable;
     request.cuda_include_dir = settings_.cuda_include_dir;
+    request.calibration_dir = settings_.calibration_dir;
     if (settings_.pin_gpus) request.worker_environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
     request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
     report = run_check(request);

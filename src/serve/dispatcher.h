@@ -23,6 +23,7 @@ class Dispatcher {
     bool pin_gpus = false;  // worker slot i sees only GPU i (CUDA_VISIBLE_DEVICES)
     std::string worker_executable;
     std::string cuda_include_dir;
+    std::string calibration_dir;
   };
 
   Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);

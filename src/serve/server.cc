@@ -140,6 +140,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.pin_gpus = settings.workers < 0 && gpus > 0;
   dispatch.worker_executable = executable;
   dispatch.cuda_include_dir = default_cuda_include_dir();
+  dispatch.calibration_dir = settings.calibration_dir.string();
   Dispatcher dispatcher(store, course, dispatch);
 
   httplib::Server server;

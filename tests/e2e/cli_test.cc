@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 #include "run_cli.h"
@@ -122,6 +123,16 @@ TEST(CliCheck, WithoutAGpuTheKernelStillCompilesThenNoDevice) {
   EXPECT_EQ(report["compile"]["ok"], true);
   EXPECT_TRUE(report["error_name"].get<std::string>().starts_with("cudaError"));
   EXPECT_NE(report["message"].get<std::string>().find("needs an NVIDIA GPU"), std::string::npos);
+}
+
+TEST(CliCalibrate, WithoutAGpuItWritesNothingAndExitsTwo) {
+  if (gpu_present()) GTEST_SKIP() << "a GPU is present; calibrating would overwrite the committed figures";
+  const std::string dir = "/tmp/cudojo_calibrate_e2e";
+  std::filesystem::remove_all(dir);
+  auto result = run_cli("--calibration " + dir + " calibrate");
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("needs an NVIDIA GPU"), std::string::npos) << result.out;
+  EXPECT_FALSE(std::filesystem::exists(dir));
 }
 
 TEST(CliLab, ListsEveryExperiment) {
