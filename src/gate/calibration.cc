@@ -26,7 +26,9 @@ std::string gpu_slug(const std::string& gpu_name) {
 
 fs::path default_calibration_dir(const fs::path& course_root) {
   if (const char* env = std::getenv("CUDOJO_CALIBRATION"); env && *env) return env;
-  return course_root.parent_path() / "calibration";
+  fs::path course = course_root.lexically_normal();
+  if (course.filename().empty()) course = course.parent_path();  // "course/" names the same folder
+  return course.parent_path() / "calibration";
 }
 
 std::optional<Calibration> load_calibration(const fs::path& dir, const std::string& gpu_name) {

@@ -35,6 +35,12 @@ TEST(Calibration, SlugIsLowerCaseWordsJoinedByDashes) {
   EXPECT_EQ(gpu_slug(""), "unknown-gpu");
 }
 
+TEST(Calibration, FolderSitsBesideTheCourse) {
+  unsetenv("CUDOJO_CALIBRATION");
+  EXPECT_EQ(default_calibration_dir("/srv/cudojo/course"), fs::path("/srv/cudojo/calibration"));
+  EXPECT_EQ(default_calibration_dir("/srv/cudojo/course/"), fs::path("/srv/cudojo/calibration"));
+}
+
 TEST_F(CalibrationFiles, SavedFilesLoadBackForTheSameGpuOnly) {
   const fs::path file = save_calibration(dir_, sample());
   EXPECT_EQ(file.filename(), "nvidia-h200.json");
