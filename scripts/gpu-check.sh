@@ -9,16 +9,11 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-build=${CUDOJO_BUILD:-build}
-cudojo=$build/cudojo
-gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
-transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-check.txt}
-mkdir -p "$(dirname "$transcript")"
 export NO_COLOR=1
 failures=0
-
 # Everything below goes to the terminal and the transcript.
-exec > >(tee "$transcript") 2>&1
+source scripts/lib/transcript.sh
+start_transcript check "${1:-}"
 
 seconds() { local ms=$((($2 - $1) / 1000000)); printf '%d.%03d s' $((ms / 1000)) $((ms % 1000)); }
 expect_fail() { echo "EXPECTATION FAILED: $*"; failures=$((failures + 1)); }

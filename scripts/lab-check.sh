@@ -4,11 +4,8 @@
 #   scripts/lab-check.sh [TRANSCRIPT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-build=${CUDOJO_BUILD:-build}
-gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
-transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-lab.txt}
-mkdir -p "$(dirname "$transcript")"
-exec > >(tee "$transcript") 2>&1
+source scripts/lib/transcript.sh
+start_transcript lab "${1:-}"
 echo "# cudojo lab"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "command: $build/cudojo lab all --plot ${transcript%.txt}-sum-sweep.svg"

@@ -4,11 +4,8 @@
 #   scripts/metrics-check.sh [TRANSCRIPT]      default: evidence/<UTC date>-<gpu>-metrics.txt
 set -uo pipefail
 cd "$(dirname "$0")/.."
-build=${CUDOJO_BUILD:-build}
-gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
-transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-metrics.txt}
-mkdir -p "$(dirname "$transcript")"
-exec > >(tee "$transcript") 2>&1
+source scripts/lib/transcript.sh
+start_transcript metrics "${1:-}"
 echo "# cudojo profiler metrics: CUPTI range profiler vs ncu"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
 echo "command: scripts/metrics-check.sh $*"

@@ -5,11 +5,8 @@
 #   scripts/serve-check.sh [TRANSCRIPT]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-build=${CUDOJO_BUILD:-build}
-gpu_slug=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | awk '{print tolower($NF)}')
-transcript=${1:-evidence/$(date -u +%Y-%m-%d)-${gpu_slug:-gpu}-serve.txt}
-mkdir -p "$(dirname "$transcript")"
-exec > >(tee "$transcript") 2>&1
+source scripts/lib/transcript.sh
+start_transcript serve "${1:-}"
 
 echo "# cudojo serve check"
 echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
