@@ -13,9 +13,12 @@ std::optional<DataKind> parse_data_kind(std::string_view name) {
 
 std::string_view to_string(DataKind kind) {
   switch (kind) {
-    case DataKind::kExact: return "exact";
-    case DataKind::kFractional: return "fractional";
-    case DataKind::kRandomSigned: return "random_signed";
+    case DataKind::kExact:
+      return "exact";
+    case DataKind::kFractional:
+      return "fractional";
+    case DataKind::kRandomSigned:
+      return "random_signed";
   }
   return "unknown";
 }

@@ -18,7 +18,7 @@ TEST(Datasets, ExactDataIsSmallIntegersWhoseSumIsExactInFloat) {
     sum += v;
   }
   for (int k = 0; k < 4; ++k) EXPECT_GT(seen[k], 1000000);  // all four values, roughly even
-  EXPECT_LT(sum, 16777216.0);  // below 2^24: every partial sum is exact in float
+  EXPECT_LT(sum, 16777216.0);                               // below 2^24: every partial sum is exact in float
 }
 
 TEST(Datasets, SeedChangesRandomDataAndIsReproducible) {

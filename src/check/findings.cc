@@ -1,11 +1,11 @@
 #include "check/findings.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "check/tolerance.h"
@@ -53,7 +53,8 @@ std::vector<Finding> FindingSet::finish() const {
 
 std::string describe_test(std::string_view data, std::int64_t n) { return fmt::format("{} n={}", data, n); }
 
-TestResult judge_total(std::string_view data, std::int64_t n, bool exact, float got, const ReferenceSum& ref) {
+TestResult judge_total(std::string_view data, std::int64_t n, bool exact, float got,
+                       const ReferenceSum& ref) {
   TestResult test{describe_test(data, n), n, std::string(data), ref.sum, got, false, ""};
   if (exact) {
     test.ok = bitwise_equal(got, ref.sum);
@@ -67,8 +68,8 @@ TestResult judge_total(std::string_view data, std::int64_t n, bool exact, float 
 }
 
 TestResult judge_count(int run, std::int64_t expected, std::int64_t got) {
-  return {fmt::format("count run {}", run), expected, "count", static_cast<double>(expected),
-          static_cast<double>(got), got == expected, "exact"};
+  return {fmt::format("count run {}", run), expected,        "count", static_cast<double>(expected),
+          static_cast<double>(got),         got == expected, "exact"};
 }
 
 void add_count_findings(std::span<const std::int64_t> counts, std::int64_t expected, FindingSet& findings) {
@@ -77,8 +78,8 @@ void add_count_findings(std::span<const std::int64_t> counts, std::int64_t expec
     if (count != expected) short_counts.push_back(count);
   }
   if (short_counts.empty()) return;
-  const bool all_below = std::all_of(short_counts.begin(), short_counts.end(),
-                                     [&](std::int64_t c) { return c < expected; });
+  const bool all_below =
+      std::all_of(short_counts.begin(), short_counts.end(), [&](std::int64_t c) { return c < expected; });
   if (all_below) {
     findings.add(finding_code::kLostUpdates,
                  fmt::format("{} of {} runs lost increments (counts: {}; expected {}): a plain "
@@ -183,10 +184,11 @@ TestResult judge_partials(std::string_view data, std::int64_t n, const PartialAn
   if (test.ok) {
     test.detail = fmt::format("all {} partials right", analysis.blocks);
   } else {
-    test.detail = fmt::format("{} of {} partials wrong, {} unwritten; first bad: partial[{}] = {:.9g}, "
-                              "expected {:.9g}",
-                              analysis.wrong + analysis.unwritten, analysis.blocks, analysis.unwritten,
-                              analysis.first_bad_block, analysis.first_bad_got, analysis.first_bad_expected);
+    test.detail = fmt::format(
+        "{} of {} partials wrong, {} unwritten; first bad: partial[{}] = {:.9g}, "
+        "expected {:.9g}",
+        analysis.wrong + analysis.unwritten, analysis.blocks, analysis.unwritten, analysis.first_bad_block,
+        analysis.first_bad_got, analysis.first_bad_expected);
   }
   return test;
 }
@@ -227,31 +229,33 @@ void add_determinism_findings(std::int64_t n, std::span<const std::uint64_t> fin
                               FindingSet& findings) {
   const int distinct = count_distinct(fingerprints);
   if (distinct <= 1) return;
-  findings.add(finding_code::kNondeterministic,
-               fmt::format("{} identical launches on exact input gave {} different answers; on small integers "
-                           "every order of additions gives the same float, so the kernel reads something "
-                           "that changes between launches: a race (a plain += on a shared total loses "
-                           "updates; a read without a barrier sees a slot before it is written) or "
-                           "memory that nothing wrote",
-                           fingerprints.size(), distinct),
-               n);
+  findings.add(
+      finding_code::kNondeterministic,
+      fmt::format("{} identical launches on exact input gave {} different answers; on small integers "
+                  "every order of additions gives the same float, so the kernel reads something "
+                  "that changes between launches: a race (a plain += on a shared total loses "
+                  "updates; a read without a barrier sees a slot before it is written) or "
+                  "memory that nothing wrote",
+                  fingerprints.size(), distinct),
+      n);
 }
 
 std::optional<Finding> speed_of_light_finding(double bytes, double median_ms, double peak_gbps) {
   if (bytes <= 0 || peak_gbps <= 0 || median_ms <= 0) return std::nullopt;
   const double floor_ms = bytes / (peak_gbps * 1e9) * 1e3;
   if (median_ms * kSpeedOfLightMargin >= floor_ms) return std::nullopt;
-  return Finding{std::string(finding_code::kImplausibleTime),
-                 fmt::format("the median time, {:.4f} ms, is shorter than reading the input once at this GPU's "
-                             "measured peak takes ({:.0f} bytes at {:.0f} GB/s: {:.4f} ms). No kernel that reads "
-                             "its input can be that fast; the kernel skipped work the timing run needed",
-                             median_ms, bytes, peak_gbps, floor_ms),
-                 std::nullopt};
+  return Finding{
+      std::string(finding_code::kImplausibleTime),
+      fmt::format("the median time, {:.4f} ms, is shorter than reading the input once at this GPU's "
+                  "measured peak takes ({:.0f} bytes at {:.0f} GB/s: {:.4f} ms). No kernel that reads "
+                  "its input can be that fast; the kernel skipped work the timing run needed",
+                  median_ms, bytes, peak_gbps, floor_ms),
+      std::nullopt};
 }
 
 void to_json(nlohmann::json& j, const TestResult& test) {
-  j = {{"name", test.name}, {"n", test.n},     {"data", test.data}, {"expected", test.expected},
-       {"got", test.got},   {"ok", test.ok},   {"detail", test.detail}};
+  j = {{"name", test.name}, {"n", test.n},   {"data", test.data},    {"expected", test.expected},
+       {"got", test.got},   {"ok", test.ok}, {"detail", test.detail}};
   if (!std::isfinite(test.got)) j["got"] = fmt::format("{}", test.got);  // JSON has no NaN
 }
 

@@ -19,7 +19,7 @@ namespace cudojo {
 // not zero, so that a kernel that reads them is still wrong.
 inline constexpr float kSharedPoisonLoud = 1099511627776.0f;  // 2^40
 inline constexpr float kSharedPoisonQuiet = -3.0f;
-inline constexpr float kGuardLoud = 2199023255552.0f;          // 2^41
+inline constexpr float kGuardLoud = 2199023255552.0f;  // 2^41
 inline constexpr float kGuardQuiet = 1000.0f;
 // Any result at least this large (2^39) must contain a loud value: exact data sums stay below 2^24.
 inline constexpr double kLoudThreshold = 549755813888.0;
@@ -55,13 +55,13 @@ void add_input_findings(std::int64_t n, std::int64_t first_changed_index, std::i
 // partial[] after a partial_per_block launch.
 struct PartialAnalysis {
   std::int64_t blocks = 0;
-  std::int64_t unwritten = 0;        // slots still holding kUnwrittenPartialBits
-  std::int64_t wrong = 0;            // written slots with the wrong value
+  std::int64_t unwritten = 0;  // slots still holding kUnwrittenPartialBits
+  std::int64_t wrong = 0;      // written slots with the wrong value
   std::int64_t first_bad_block = -1;
   double first_bad_expected = 0;
   double first_bad_got = 0;
-  bool slot0_holds_total = false;    // partial[0] equals the whole array's sum (and blocks > 1)
-  double host_total = 0;             // what the host gets adding the written partials
+  bool slot0_holds_total = false;  // partial[0] equals the whole array's sum (and blocks > 1)
+  double host_total = 0;           // what the host gets adding the written partials
 };
 PartialAnalysis analyse_partials(std::span<const float> partial, std::span<const ReferenceSum> per_block,
                                  bool exact, const ReferenceSum& total);

@@ -84,7 +84,8 @@ TEST(Findings, UnwrittenPartialIsNotLoud) {
 
 TEST(Findings, SameCodeAtSeveralSizesIsOneFindingListingTheSizes) {
   FindingSet findings;
-  for (std::int64_t n : {1, 255, 257}) add_poison_findings(n, {{kSharedPoisonLoud}, {2.0f}, {2.0f}}, findings);
+  for (std::int64_t n : {1, 255, 257})
+    add_poison_findings(n, {{kSharedPoisonLoud}, {2.0f}, {2.0f}}, findings);
   auto list = findings.finish();
   ASSERT_EQ(list.size(), 1u);
   EXPECT_NE(list[0].message.find("n = 1, 255, 257"), std::string::npos) << list[0].message;

@@ -3,9 +3,8 @@
 // (docs/verdicts.md); the messages are for people and never parsed.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>

@@ -28,6 +28,7 @@ struct SanitizerErrors {
 
 // Reads one tool's log. `file_name` is the learner's file as NVRTC named it; the first frame in
 // that file gives the finding its line.
-SanitizerErrors parse_sanitizer_log(const std::string& tool, const std::string& log, const std::string& file_name);
+SanitizerErrors parse_sanitizer_log(const std::string& tool, const std::string& log,
+                                    const std::string& file_name);
 
 }  // namespace cudojo

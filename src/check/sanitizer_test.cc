@@ -19,7 +19,8 @@ std::string fixture(const std::string& name) {
 }
 
 TEST(SanitizerLog, MissingBarrierIsASharedRaceAtTheFoldLine) {
-  auto errors = parse_sanitizer_log("racecheck", fixture("racecheck-missing_barrier.cu.txt"), "missing_barrier.cu");
+  auto errors =
+      parse_sanitizer_log("racecheck", fixture("racecheck-missing_barrier.cu.txt"), "missing_barrier.cu");
   EXPECT_GT(errors.errors, 0);
   ASSERT_FALSE(errors.findings.empty());
   EXPECT_EQ(errors.findings[0].code, "shared_race");
@@ -28,7 +29,8 @@ TEST(SanitizerLog, MissingBarrierIsASharedRaceAtTheFoldLine) {
 }
 
 TEST(SanitizerLog, UnguardedLoadIsOutOfBoundsAtItsLine) {
-  auto errors = parse_sanitizer_log("memcheck", fixture("memcheck-unguarded_load.cu.txt"), "unguarded_load.cu");
+  auto errors =
+      parse_sanitizer_log("memcheck", fixture("memcheck-unguarded_load.cu.txt"), "unguarded_load.cu");
   EXPECT_GT(errors.errors, 0);
   ASSERT_FALSE(errors.findings.empty());
   EXPECT_EQ(errors.findings[0].code, "out_of_bounds");

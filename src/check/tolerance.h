@@ -15,7 +15,7 @@ double sum_tolerance(std::int64_t terms, double sum_abs);
 struct ToleranceCheck {
   double error = 0;  // |got - ref|
   double bound = 0;
-  bool ok = false;   // false for NaN or infinity as well
+  bool ok = false;  // false for NaN or infinity as well
 };
 
 ToleranceCheck check_sum(double got, double reference, std::int64_t terms, double sum_abs);

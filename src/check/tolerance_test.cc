@@ -42,9 +42,9 @@ TEST(Tolerance, BoundGrowsWithSqrtK) {
 
 TEST(Tolerance, BitwiseComparesTheRoundedReference) {
   EXPECT_TRUE(bitwise_equal(6.0f, 6.0));
-  EXPECT_TRUE(bitwise_equal(6.0f, 6.0000001));   // the same float once rounded
-  EXPECT_FALSE(bitwise_equal(6.0f, 6.000001));   // one float ulp at 6 is 4.8e-7
-  EXPECT_FALSE(bitwise_equal(-0.0f, 0.0));       // bits, not values
+  EXPECT_TRUE(bitwise_equal(6.0f, 6.0000001));  // the same float once rounded
+  EXPECT_FALSE(bitwise_equal(6.0f, 6.000001));  // one float ulp at 6 is 4.8e-7
+  EXPECT_FALSE(bitwise_equal(-0.0f, 0.0));      // bits, not values
 }
 
 }  // namespace

@@ -1,16 +1,15 @@
 // cudojo: practice and judge CUDA kernels. This file only parses the command line, calls the
 // library and chooses the exit code; everything else lives in the folders of the data flow.
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "compile/nvrtc_compiler.h"
@@ -124,7 +123,8 @@ int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plo
     return 2;
   }
   GpuSession gpu(0, default_cuda_include_dir());
-  std::cerr << fmt::format("cudojo lab: {} ({}), measuring peak read bandwidth...\n", gpu.info().name, gpu.info().arch);
+  std::cerr << fmt::format("cudojo lab: {} ({}), measuring peak read bandwidth...\n", gpu.info().name,
+                           gpu.info().arch);
   gpu.measure_peak_read_gbps();
   lab::Context context{gpu, [](const std::string& line) { std::cerr << "  " << line << "\n"; }};
   std::vector<lab::Result> results;
@@ -143,7 +143,8 @@ int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plo
     for (const auto& result : results) std::cout << lab::render_text(result) << "\n";
   }
   if (!plot_file.empty()) {
-    const auto with_plot = std::find_if(results.begin(), results.end(), [](const lab::Result& r) { return r.plot.has_value(); });
+    const auto with_plot =
+        std::find_if(results.begin(), results.end(), [](const lab::Result& r) { return r.plot.has_value(); });
     if (with_plot == results.end()) {
       std::cerr << "cudojo lab: none of these experiments draws a plot (sum-strategies does)\n";
     } else {
@@ -152,7 +153,8 @@ int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plo
     }
   }
   const int code = lab::exit_code(results);
-  if (code != 0) std::cerr << "cudojo lab: some correctness checks FAILED; the timings above are not to be trusted\n";
+  if (code != 0)
+    std::cerr << "cudojo lab: some correctness checks FAILED; the timings above are not to be trusted\n";
   return code;
 }
 
@@ -173,8 +175,9 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
       return 2;
     }
     if (report.verdict != Verdict::kAccepted || !report.gpu || !report.metrics.reference_time_ms) {
-      std::cerr << fmt::format("cudojo calibrate: the reference of {} was not accepted ({}: {}); nothing written\n",
-                               stage.id, to_string(report.verdict), report.message);
+      std::cerr << fmt::format(
+          "cudojo calibrate: the reference of {} was not accepted ({}: {}); nothing written\n", stage.id,
+          to_string(report.verdict), report.message);
       return 1;
     }
     if (calibration.gpu.empty()) {
@@ -193,11 +196,12 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
     }
     entry.reference_metrics = report.metrics.reference_kernel;
     calibration.stages[stage.id] = entry;
-    std::cout << fmt::format("{:<13} reference median {:.4f} ms{}\n", stage.id, entry.reference_time_ms.median_ms,
-                             entry.reference_metrics
-                                 ? fmt::format(", SM throughput {:.1f}% ({})", entry.reference_metrics->sm_throughput_pct,
-                                               report.metrics.metrics_source)
-                                 : std::string(", no profiler metrics: ") + report.metrics.metrics_note);
+    std::cout << fmt::format(
+        "{:<13} reference median {:.4f} ms{}\n", stage.id, entry.reference_time_ms.median_ms,
+        entry.reference_metrics
+            ? fmt::format(", SM throughput {:.1f}% ({})", entry.reference_metrics->sm_throughput_pct,
+                          report.metrics.metrics_source)
+            : std::string(", no profiler metrics: ") + report.metrics.metrics_note);
   }
   const std::time_t now = std::time(nullptr);
   char stamp[32];
@@ -256,16 +260,22 @@ int main(int argc, char** argv) {
   check->add_option("stage", stage_id, "Stage id or alias")->required();
   check->add_option("file", file, "Your .cu file holding the stage's kernel")->required();
   check->add_flag("--json", json, "Print one JSON object (the report) instead of the table");
-  check->add_option("--arch", arch, "Compile for this architecture (default: the GPU's own, sm_90 without one)");
-  auto* seed_option = check->add_option("--seed", seed, "Seed for the random test data (default: fresh each run)");
+  check->add_option("--arch", arch,
+                    "Compile for this architecture (default: the GPU's own, sm_90 without one)");
+  auto* seed_option =
+      check->add_option("--seed", seed, "Seed for the random test data (default: fresh each run)");
   bool no_sanitize = false;
-  check->add_flag("--no-sanitize", no_sanitize,
-                  "Skip the compute-sanitizer pass (racecheck, synccheck, memcheck): faster, but a missing or "
-                  "divergent barrier can then pass by luck");
+  check->add_flag(
+      "--no-sanitize", no_sanitize,
+      "Skip the compute-sanitizer pass (racecheck, synccheck, memcheck): faster, but a missing or "
+      "divergent barrier can then pass by luck");
   bool no_profile = false;
-  check->add_flag("--no-profile", no_profile,
-                  "Skip the profiler metrics (SM and DRAM throughput, global atomics) and gate on time alone");
-  check->add_option("--color", colour, "Colour in the text report: auto (default; honours NO_COLOR), always, never")
+  check->add_flag(
+      "--no-profile", no_profile,
+      "Skip the profiler metrics (SM and DRAM throughput, global atomics) and gate on time alone");
+  check
+      ->add_option("--color", colour,
+                   "Colour in the text report: auto (default; honours NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 
   ServeSettings serve_settings;
@@ -276,13 +286,17 @@ int main(int argc, char** argv) {
       "Serve the course: a web page (lesson, editor, Run, results, history) and a JSON API "
       "(docs/openapi.yaml) over the same judge as `check`. Jobs are queued in SQLite and survive restarts.");
   serve->add_option("--host", serve_settings.host, "Address to listen on")->capture_default_str();
-  serve->add_option("--port", serve_settings.port, "Port (0 picks a free one and prints it)")->capture_default_str();
-  serve->add_option("--data-dir", serve_settings.data_dir, "Folder for the SQLite database (default: $CUDOJO_DATA or ./cudojo-data)");
-  serve->add_option("--workers", serve_settings.workers,
-                    "Jobs judged at once (default: one per visible GPU, at least one; 0 queues without judging)");
+  serve->add_option("--port", serve_settings.port, "Port (0 picks a free one and prints it)")
+      ->capture_default_str();
+  serve->add_option("--data-dir", serve_settings.data_dir,
+                    "Folder for the SQLite database (default: $CUDOJO_DATA or ./cudojo-data)");
+  serve->add_option(
+      "--workers", serve_settings.workers,
+      "Jobs judged at once (default: one per visible GPU, at least one; 0 queues without judging)");
   serve->add_option("--max-queue", serve_settings.limits.max_queue_length, "Queued + running jobs before 429")
       ->capture_default_str();
-  serve->add_option("--web-dir", serve_settings.web_dir, "Folder holding the page (default: the installed web/)");
+  serve->add_option("--web-dir", serve_settings.web_dir,
+                    "Folder holding the page (default: the installed web/)");
 
   std::string lab_what = "list";
   bool lab_csv = false;
@@ -291,18 +305,21 @@ int main(int argc, char** argv) {
       "lab",
       "Rerun the course's experiments on this GPU, beside CUB, checking every answer before timing it:\n"
       "  cudojo lab list | cudojo lab sum-strategies --plot sums.svg | cudojo lab all --json");
-  lab_command->add_option("experiment", lab_what, "An experiment name, 'all', or 'list'")->capture_default_str();
+  lab_command->add_option("experiment", lab_what, "An experiment name, 'all', or 'list'")
+      ->capture_default_str();
   lab_command->add_flag("--json", json, "Print JSON");
   lab_command->add_flag("--csv", lab_csv, "Print CSV (one row per table row)");
   lab_command->add_option("--plot", lab_plot, "Write the sum sweep as an SVG chart to this file");
 
   std::filesystem::path calibration_dir;
-  app.add_option("--calibration", calibration_dir,
-                 "Folder of per-GPU reference figures (default: $CUDOJO_CALIBRATION or calibration/ beside the course)");
-  auto* calibrate = app.add_subcommand(
-      "calibrate",
-      "Measure every stage's reference on this GPU (time, bandwidth, profiler metrics) and store the figures as "
-      "<calibration>/<gpu>.json; check then gates against them, and shows the previous stage's beside yours.");
+  app.add_option(
+      "--calibration", calibration_dir,
+      "Folder of per-GPU reference figures (default: $CUDOJO_CALIBRATION or calibration/ beside the course)");
+  auto* calibrate = app.add_subcommand("calibrate",
+                                       "Measure every stage's reference on this GPU (time, bandwidth, "
+                                       "profiler metrics) and store the figures as "
+                                       "<calibration>/<gpu>.json; check then gates against them, and shows "
+                                       "the previous stage's beside yours.");
 
   try {
     app.parse(argc, argv);

@@ -14,8 +14,8 @@ constexpr std::array<std::string_view, 6> kAllowedPrefixes = {
     "cooperative_groups/", "cuda/std/", "cuda/", "cub/", "nv/", "cuda/__"};
 
 constexpr std::array<std::string_view, 11> kNvrtcBuiltinHeaders = {
-    "cooperative_groups.h", "cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h", "cuda_bf16.hpp",
-    "cuda_fp8.h", "cuda_fp8.hpp", "cuda_pipeline.h", "cuda_awbarrier.h", "sm_60_atomic_functions.h",
+    "cooperative_groups.h", "cuda_fp16.h",  "cuda_fp16.hpp",   "cuda_bf16.h",      "cuda_bf16.hpp",
+    "cuda_fp8.h",           "cuda_fp8.hpp", "cuda_pipeline.h", "cuda_awbarrier.h", "sm_60_atomic_functions.h",
     "vector_types.h"};
 
 const std::vector<ShimHeader> kShims = {
@@ -165,8 +165,8 @@ class DirectiveScanner {
       std::string_view word(s_.data() + start, pos_ - start);
       // Encoding prefixes glue onto the literal that follows: u8"..", LR"(..)", u'x'.
       if (pos_ < s_.size() && (s_[pos_] == '"' || s_[pos_] == '\'')) {
-        static constexpr std::array<std::string_view, 9> kPrefixes = {
-            "u8", "u", "U", "L", "R", "u8R", "uR", "UR", "LR"};
+        static constexpr std::array<std::string_view, 9> kPrefixes = {"u8",  "u",  "U",  "L", "R",
+                                                                      "u8R", "uR", "UR", "LR"};
         bool is_prefix = std::find(kPrefixes.begin(), kPrefixes.end(), word) != kPrefixes.end();
         if (is_prefix && s_[pos_] == '"' && word.back() == 'R') {
           raw_string();
@@ -243,8 +243,9 @@ class DirectiveScanner {
     }
     skip_horizontal_space_and_comments();
     if (pos_ >= s_.size() || (s_[pos_] != '<' && s_[pos_] != '"')) {
-      refuse(start, "an #include must name its header directly as <name> or \"name\"; "
-                    "computed includes are not allowed");
+      refuse(start,
+             "an #include must name its header directly as <name> or \"name\"; "
+             "computed includes are not allowed");
       return;
     }
     const char close = s_[pos_] == '<' ? '>' : '"';
@@ -307,7 +308,10 @@ IncludeScan scan_includes(std::string_view source) {
   // Trigraphs are gone from C++17, but a compiler in an older mode would read ??= as '#' and ??/ as
   // a backslash; refusing them costs learners nothing.
   IncludeScan early;
-  for (std::string_view trigraph : {"?" "?=", "?" "?/"}) {
+  for (std::string_view trigraph : {"?"
+                                    "?=",
+                                    "?"
+                                    "?/"}) {
     if (auto at = source.find(trigraph); at != std::string_view::npos) {
       int line = 1 + static_cast<int>(std::count(source.begin(), source.begin() + at, '\n'));
       early.refused.push_back({line, std::string(trigraph), "trigraphs are not allowed"});

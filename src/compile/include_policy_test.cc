@@ -8,10 +8,11 @@ namespace {
 IncludeScan scan(const std::string& source) { return scan_includes(source); }
 
 TEST(IncludePolicy, AllowsTheHeadersLearnersWrite) {
-  auto result = scan("#include <cstdio>\n#include <stdio.h>\n#include <cuda_runtime.h>\n"
-                     "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
-                     "#include <cuda/std/cstdint>\n#include <cub/block/block_reduce.cuh>\n"
-                     "#  include \"cstdint\"  // comment\n");
+  auto result = scan(
+      "#include <cstdio>\n#include <stdio.h>\n#include <cuda_runtime.h>\n"
+      "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n"
+      "#include <cuda/std/cstdint>\n#include <cub/block/block_reduce.cuh>\n"
+      "#  include \"cstdint\"  // comment\n");
   EXPECT_TRUE(result.ok()) << result.refused.front().reason;
   EXPECT_EQ(result.allowed.size(), 8u);
 }
@@ -45,7 +46,9 @@ TEST(IncludePolicy, FindsDirectivesHiddenBySplicesCommentsAndDigraphs) {
   EXPECT_FALSE(scan("/* a */ # /* b */ include \"/etc/passwd\"\n").ok());
   EXPECT_FALSE(scan("%:include \"/etc/passwd\"\n").ok());
   EXPECT_FALSE(scan("/* spans\n lines */ #include \"/etc/passwd\"\n").ok());
-  EXPECT_FALSE(scan("?" "?=include \"/etc/passwd\"\n").ok());  // a trigraph, spelled so g++ leaves it
+  EXPECT_FALSE(scan("?"
+                    "?=include \"/etc/passwd\"\n")
+                   .ok());  // a trigraph, spelled so g++ leaves it
 }
 
 TEST(IncludePolicy, DigitSeparatorDoesNotOpenACharacterLiteral) {

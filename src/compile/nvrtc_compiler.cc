@@ -47,9 +47,9 @@ class Program {
       header_texts.push_back(shim.content.data());
       header_names.push_back(shim.name.data());
     }
-    status_ = nvrtcCreateProgram(&program_, source.c_str(), name.c_str(),
-                                 static_cast<int>(header_texts.size()), header_texts.data(),
-                                 header_names.data());
+    status_ =
+        nvrtcCreateProgram(&program_, source.c_str(), name.c_str(), static_cast<int>(header_texts.size()),
+                           header_texts.data(), header_names.data());
   }
   ~Program() {
     if (status_ == NVRTC_SUCCESS) nvrtcDestroyProgram(&program_);
@@ -131,8 +131,8 @@ std::string sanitize_file_name(const std::string& path) {
 CompileResult compile_kernel(const CompileRequest& request) {
   const auto started = std::chrono::steady_clock::now();
   if (request.source.size() > request.max_source_bytes) {
-    return refusal(fmt::format("{}: the source is {} bytes; the limit is {} bytes",
-                               request.file_name, request.source.size(), request.max_source_bytes),
+    return refusal(fmt::format("{}: the source is {} bytes; the limit is {} bytes", request.file_name,
+                               request.source.size(), request.max_source_bytes),
                    {{request.file_name, 0, "error", "source too large"}});
   }
   if (request.source.find('\0') != std::string::npos) {
@@ -177,9 +177,8 @@ CompileResult compile_kernel(const CompileRequest& request) {
   const std::string arch_option = "-arch=" + request.arch;
   const std::string include_option = "-I" + request.cuda_include_dir;
   const std::string cccl_option = "-I" + request.cuda_include_dir + "/cccl";
-  const std::vector<const char*> options = {arch_option.c_str(), "-lineinfo", "-std=c++17",
-                                            include_option.c_str(), cccl_option.c_str(),
-                                            "-DCUDOJO=1"};
+  const std::vector<const char*> options = {arch_option.c_str(),    "-lineinfo",         "-std=c++17",
+                                            include_option.c_str(), cccl_option.c_str(), "-DCUDOJO=1"};
   const nvrtcResult compiled =
       nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
 
@@ -226,8 +225,9 @@ CompileResult compile_kernel(const CompileRequest& request) {
   }
   if (foreign_file) {
     result.diagnostics.clear();
-    kept_log = "the compiler reported a diagnostic from a file outside the allowed headers; the log "
-               "was withheld\n";
+    kept_log =
+        "the compiler reported a diagnostic from a file outside the allowed headers; the log "
+        "was withheld\n";
     result.diagnostics.push_back({request.file_name, 0, "error", kept_log});
   }
   result.log = cap(std::move(kept_log), request.max_log_bytes);
@@ -249,7 +249,8 @@ CompileResult compile_kernel(const CompileRequest& request) {
                                     fmt::format("NVRTC produced no kernel named {}", request.kernel_name)});
     }
   }
-  result.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  result.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return result;
 }
 

@@ -12,8 +12,8 @@ namespace cudojo {
 
 struct Diagnostic {
   std::string file;
-  int line = 0;               // 0 when the diagnostic names no line
-  std::string severity;       // "error", "warning", "catastrophic error", "remark"
+  int line = 0;          // 0 when the diagnostic names no line
+  std::string severity;  // "error", "warning", "catastrophic error", "remark"
   std::string message;
 };
 
@@ -21,10 +21,10 @@ struct CompileRequest {
   std::string source;
   std::string file_name = "submission.cu";  // as the learner's diagnostics will name it
   std::string kernel_name;
-  std::string kernel_parameters;     // "const float* X, float* out, int N", for messages
-  std::string kernel_pointer_type;   // "void (*)(const float*, float*, int)"
+  std::string kernel_parameters;    // "const float* X, float* out, int N", for messages
+  std::string kernel_pointer_type;  // "void (*)(const float*, float*, int)"
   std::string arch = "sm_90";
-  std::string cuda_include_dir;      // the toolkit's include/ (cooperative_groups, cuda/std, cub)
+  std::string cuda_include_dir;  // the toolkit's include/ (cooperative_groups, cuda/std, cub)
   std::size_t max_source_bytes = 64 * 1024;
   std::size_t max_log_bytes = 32 * 1024;
 };

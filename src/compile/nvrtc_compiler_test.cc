@@ -55,12 +55,12 @@ TEST(Nvrtc, UsualIncludesWorkAndPrintfNeedsNone) {
 }
 
 TEST(Nvrtc, DiagnosticsPointAtTheLearnersFileAndLine) {
-  auto result = compile_kernel(accumulator_request(
-      "// line 1\n"
-      "__global__ void reduce(const float* X, float* out, int N) {\n"
-      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  if (i < N) atomicAdd(out, X[j]);\n"
-      "}\n"));
+  auto result =
+      compile_kernel(accumulator_request("// line 1\n"
+                                         "__global__ void reduce(const float* X, float* out, int N) {\n"
+                                         "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                         "  if (i < N) atomicAdd(out, X[j]);\n"
+                                         "}\n"));
   ASSERT_FALSE(result.ok);
   ASSERT_FALSE(result.diagnostics.empty()) << result.log;
   EXPECT_EQ(result.diagnostics[0].file, "mine.cu");
@@ -70,8 +70,8 @@ TEST(Nvrtc, DiagnosticsPointAtTheLearnersFileAndLine) {
 }
 
 TEST(Nvrtc, WrongSignatureIsExplainedInTheStagesTerms) {
-  auto result = compile_kernel(accumulator_request(
-      "__global__ void reduce(float* X, float* out, int N) { }\n"));
+  auto result =
+      compile_kernel(accumulator_request("__global__ void reduce(float* X, float* out, int N) { }\n"));
   ASSERT_FALSE(result.ok);
   ASSERT_FALSE(result.diagnostics.empty());
   const auto& message = result.diagnostics.back().message;
@@ -82,7 +82,8 @@ TEST(Nvrtc, WrongSignatureIsExplainedInTheStagesTerms) {
 }
 
 TEST(Nvrtc, MissingKernelIsExplained) {
-  auto result = compile_kernel(accumulator_request("__global__ void sum(const float* X, float* out, int N) { }\n"));
+  auto result =
+      compile_kernel(accumulator_request("__global__ void sum(const float* X, float* out, int N) { }\n"));
   ASSERT_FALSE(result.ok);
   EXPECT_NE(result.log.find("no kernel matching"), std::string::npos) << result.log;
   EXPECT_EQ(result.log.find("__nv_name_map"), std::string::npos);
@@ -94,11 +95,13 @@ TEST(Nvrtc, HostFileIsNeverRead) {
   std::ofstream(secret_path) << "cudojo-secret-line-do-not-print\n";
   for (const std::string& attack :
        {"#include \"" + secret_path + "\"\n", "#define P \"" + secret_path + "\"\n#include P\n",
-        "#inc\\\nlude \"" + secret_path + "\"\n", "int x = 1'0'/*';\n#include \"" + secret_path + "\"\n// */\n"}) {
+        "#inc\\\nlude \"" + secret_path + "\"\n",
+        "int x = 1'0'/*';\n#include \"" + secret_path + "\"\n// */\n"}) {
     auto result = compile_kernel(accumulator_request(attack + kGoodKernel));
     EXPECT_FALSE(result.ok) << attack;
     EXPECT_EQ(result.log.find("cudojo-secret-line"), std::string::npos) << result.log;
-    for (const auto& d : result.diagnostics) EXPECT_EQ(d.message.find("cudojo-secret-line"), std::string::npos);
+    for (const auto& d : result.diagnostics)
+      EXPECT_EQ(d.message.find("cudojo-secret-line"), std::string::npos);
   }
 }
 

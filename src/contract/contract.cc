@@ -1,29 +1,27 @@
-#include "contract/contract_info.h"
-
 #include <array>
+
+#include "contract/contract_info.h"
 
 namespace cudojo {
 
 namespace {
 
 constexpr std::array kContracts = {
-    ContractInfo{
-        "counter", "int* c", "void (*)(int*)",
-        "Zeroes one int on the device, launches the kernel with the stage's fixed grid, copies the "
-        "int back and compares it with blocks x threads. Repeats several times: a race can lose "
-        "a different number of updates on every run."},
-    ContractInfo{
-        "one_accumulator", "const float* X, float* out, int N", "void (*)(const float*, float*, int)",
-        "Fills X (with a poisoned guard region after element N-1), zeroes *out, poisons shared "
-        "memory on every SM, launches ceil(N/threads) blocks, and compares *out with a double "
-        "reference: bitwise on exact data, by the tolerance rule on inexact data. Afterwards X "
-        "must be unchanged."},
-    ContractInfo{
-        "partial_per_block", "const float* X, float* partial, int N",
-        "void (*)(const float*, float*, int)",
-        "Fills X (with a poisoned guard region), poisons every slot of partial[] and shared memory, "
-        "launches ceil(N/threads) blocks, and compares partial[b] with block b's own double sum. "
-        "The host, not the kernel, adds the partials to form the total."},
+    ContractInfo{"counter", "int* c", "void (*)(int*)",
+                 "Zeroes one int on the device, launches the kernel with the stage's fixed grid, copies the "
+                 "int back and compares it with blocks x threads. Repeats several times: a race can lose "
+                 "a different number of updates on every run."},
+    ContractInfo{"one_accumulator", "const float* X, float* out, int N",
+                 "void (*)(const float*, float*, int)",
+                 "Fills X (with a poisoned guard region after element N-1), zeroes *out, poisons shared "
+                 "memory on every SM, launches ceil(N/threads) blocks, and compares *out with a double "
+                 "reference: bitwise on exact data, by the tolerance rule on inexact data. Afterwards X "
+                 "must be unchanged."},
+    ContractInfo{"partial_per_block", "const float* X, float* partial, int N",
+                 "void (*)(const float*, float*, int)",
+                 "Fills X (with a poisoned guard region), poisons every slot of partial[] and shared memory, "
+                 "launches ceil(N/threads) blocks, and compares partial[b] with block b's own double sum. "
+                 "The host, not the kernel, adds the partials to form the total."},
 };
 
 }  // namespace

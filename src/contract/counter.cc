@@ -64,8 +64,8 @@ class CounterDriver : public ContractDriver {
     void* args[] = {&counter};
     const auto& launch = context.stage.launch;
     try {
-      kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, args,
-                    context.gpu.stream());
+      kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
+                    args, context.gpu.stream());
     } catch (const CudaError& error) {
       if (!learner) throw;
       throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
@@ -79,15 +79,16 @@ class CounterDriver : public ContractDriver {
 
   TimedKernel timed(ContractContext& context, const LoadedKernel& kernel, bool learner) {
     const auto& launch = context.stage.launch;
-    return TimedKernel{
-        [this, &context] { CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream())); },
-        [this, &context, &kernel, launch] {
-          int* counter = counter_.get();
-          void* args[] = {&counter};
-          kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
-                        args, context.gpu.stream());
-        },
-        learner};
+    return TimedKernel{[this, &context] {
+                         CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
+                       },
+                       [this, &context, &kernel, launch] {
+                         int* counter = counter_.get();
+                         void* args[] = {&counter};
+                         kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block),
+                                       launch.dynamic_shared_bytes, args, context.gpu.stream());
+                       },
+                       learner};
   }
 
   DeviceBuffer<int> counter_;

@@ -57,7 +57,8 @@ class ContractDriver {
   virtual void measure(ContractContext& context, ContractOutcome& outcome) = 0;
   // One launch of `kernel` (the submission or the reference) on exact data of size n, in buffers
   // of exactly that size (no guard region, no poisoning): what a sanitizer or a profiler watches.
-  virtual void launch_once_for_tools(ContractContext& context, std::int64_t n, const LoadedKernel& kernel) = 0;
+  virtual void launch_once_for_tools(ContractContext& context, std::int64_t n,
+                                     const LoadedKernel& kernel) = 0;
 };
 
 std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract);

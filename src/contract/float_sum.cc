@@ -36,7 +36,8 @@ class FloatSumDriver : public ContractDriver {
   double time_reference(ContractContext& context) override {
     allocate(context);
     upload_case(context, DataKind::kExact, context.stage.performance_size, kGuardQuiet);
-    return time_alone(context.gpu, timed(context, context.reference, context.stage.performance_size, false), 5)
+    return time_alone(context.gpu, timed(context, context.reference, context.stage.performance_size, false),
+                      5)
         .median_ms;
   }
 
@@ -82,8 +83,8 @@ class FloatSumDriver : public ContractDriver {
     void* args[] = {&x_pointer, &out_pointer, &count};
     const auto& launch = context.stage.launch;
     try {
-      kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, args,
-                    context.gpu.stream());
+      kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
+                    args, context.gpu.stream());
     } catch (const CudaError& error) {
       throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
     }
@@ -115,13 +116,15 @@ class FloatSumDriver : public ContractDriver {
     fill_data(kind, std::span<float>(host_x_.data(), static_cast<std::size_t>(n)),
               case_seed(context.seed, to_string(kind), n));
     std::fill_n(host_x_.begin() + n, kGuardElements, guard);
-    CUDOJO_CUDA(cudaMemcpy(x_.get(), host_x_.data(), static_cast<std::size_t>(n + kGuardElements) * sizeof(float),
+    CUDOJO_CUDA(cudaMemcpy(x_.get(), host_x_.data(),
+                           static_cast<std::size_t>(n + kGuardElements) * sizeof(float),
                            cudaMemcpyHostToDevice));
   }
 
   void set_guard(ContractContext&, std::int64_t n, float guard) {
     std::fill_n(host_x_.begin() + n, kGuardElements, guard);
-    CUDOJO_CUDA(cudaMemcpy(x_.get() + n, host_x_.data() + n, kGuardElements * sizeof(float), cudaMemcpyHostToDevice));
+    CUDOJO_CUDA(
+        cudaMemcpy(x_.get() + n, host_x_.data() + n, kGuardElements * sizeof(float), cudaMemcpyHostToDevice));
   }
 
   // Resets the output: zero for an accumulator, the unwritten marker for partials.
@@ -141,8 +144,8 @@ class FloatSumDriver : public ContractDriver {
     int count = static_cast<int>(n);
     void* args[] = {&x, &out, &count};
     const auto& launch = context.stage.launch;
-    kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, args,
-                  context.gpu.stream());
+    kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
+                  args, context.gpu.stream());
   }
 
   // One learner launch under a shared-memory pattern; returns the output buffer.
@@ -224,8 +227,9 @@ class FloatSumDriver : public ContractDriver {
     std::vector<std::uint64_t> prints;
     DeterminismResult result{std::string(to_string(kind)), n, context.stage.runs, 0, 0, 0};
     for (int run = 0; run < context.stage.runs; ++run) {
-      auto output = run_submission(context, n, kSharedPoisonLoud,
-                                   fmt::format("{} (determinism run {})", describe_test(to_string(kind), n), run + 1));
+      auto output =
+          run_submission(context, n, kSharedPoisonLoud,
+                         fmt::format("{} (determinism run {})", describe_test(to_string(kind), n), run + 1));
       prints.push_back(fingerprint(output));
       double value = 0;
       for (float v : output) value += v;

@@ -1,11 +1,11 @@
 #include "gate/calibration.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace cudojo {
 
@@ -40,7 +40,8 @@ std::optional<Calibration> load_calibration(const fs::path& dir, const std::stri
   try {
     Calibration calibration = j.get<Calibration>();
     if (calibration.gpu != gpu_name) {
-      throw CalibrationError(fmt::format("{} was measured on '{}', not '{}'", file.string(), calibration.gpu, gpu_name));
+      throw CalibrationError(
+          fmt::format("{} was measured on '{}', not '{}'", file.string(), calibration.gpu, gpu_name));
     }
     return calibration;
   } catch (const nlohmann::json::exception& error) {
@@ -70,7 +71,8 @@ void to_json(nlohmann::json& j, const Calibration& calibration) {
        {"stages", nlohmann::json::object()}};
   for (const auto& [id, stage] : calibration.stages) {
     nlohmann::json entry = {{"n", stage.n}, {"reference_time_ms", stage.reference_time_ms}};
-    entry["bandwidth_gbps"] = stage.bandwidth_gbps ? nlohmann::json(*stage.bandwidth_gbps) : nlohmann::json(nullptr);
+    entry["bandwidth_gbps"] =
+        stage.bandwidth_gbps ? nlohmann::json(*stage.bandwidth_gbps) : nlohmann::json(nullptr);
     entry["reference_metrics"] =
         stage.reference_metrics ? nlohmann::json(*stage.reference_metrics) : nlohmann::json(nullptr);
     j["stages"][id] = entry;

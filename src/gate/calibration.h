@@ -4,10 +4,9 @@
 // the report also shows the previous stage's calibrated figures beside the learner's.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <filesystem>
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -30,9 +29,9 @@ struct StageCalibration {
 };
 
 struct Calibration {
-  std::string gpu;      // "NVIDIA H200"
-  std::string arch;     // "sm_90"
-  std::string driver;   // the driver's CUDA version
+  std::string gpu;          // "NVIDIA H200"
+  std::string arch;         // "sm_90"
+  std::string driver;       // the driver's CUDA version
   std::string measured_at;  // UTC date and time
   double peak_read_gbps = 0;
   std::map<std::string, StageCalibration> stages;  // by stage id

@@ -1,12 +1,14 @@
 #include "gate/gate.h"
 
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
 
 namespace cudojo {
 
 GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& submission,
-                      const std::optional<TimeStats>& reference, std::optional<std::pair<double, double>> sm_throughput) {
+                      const std::optional<TimeStats>& reference,
+                      std::optional<std::pair<double, double>> sm_throughput) {
   GateResult gate;
   if (spec.rule == GateRule::kCorrectness) {
     gate.rule = "correctness: every test passes";
@@ -27,8 +29,9 @@ GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& subm
   if (spec.min_sm_throughput_ratio && *gate.value > 1.0) {
     if (sm_throughput && sm_throughput->second > 0) {
       const double floor_pct = *spec.min_sm_throughput_ratio * sm_throughput->second;
-      gate.rule += fmt::format(" and SM throughput >= {:.1f}% ({:.3g} x the reference's {:.1f}%): {:.1f}%", floor_pct,
-                               *spec.min_sm_throughput_ratio, sm_throughput->second, sm_throughput->first);
+      gate.rule +=
+          fmt::format(" and SM throughput >= {:.1f}% ({:.3g} x the reference's {:.1f}%): {:.1f}%", floor_pct,
+                      *spec.min_sm_throughput_ratio, sm_throughput->second, sm_throughput->first);
       gate.passed = gate.passed && sm_throughput->first >= floor_pct;
     } else {
       gate.rule += " (SM throughput not measured: gated on time alone)";

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <nlohmann/json_fwd.hpp>
-
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,7 +14,7 @@
 namespace cudojo {
 
 struct GateResult {
-  std::string rule;      // human-readable: "time_ms.median <= 2 x reference"
+  std::string rule;             // human-readable: "time_ms.median <= 2 x reference"
   std::optional<double> value;  // the measured ratio; absent for correctness gates
   std::optional<double> limit;
   bool passed = false;

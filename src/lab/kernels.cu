@@ -1,9 +1,8 @@
 // The lab's kernels: what one thread, one warp and one block do, and each launch's assumptions.
 // Built with nvcc for the GPUs listed in CMAKE_CUDA_ARCHITECTURES (sm_90 by default).
-#include <cub/device/device_reduce.cuh>
-
 #include <algorithm>
 #include <cmath>
+#include <cub/device/device_reduce.cuh>
 
 #include "lab/kernels.h"
 
@@ -247,13 +246,20 @@ void launch_histogram(HistogramKind kind, const unsigned* values, unsigned* bins
 
 std::string_view to_string(SumStrategy strategy) {
   switch (strategy) {
-    case SumStrategy::kGlobalAtomic: return "global_atomic";
-    case SumStrategy::kSharedAtomic: return "shared_atomic";
-    case SumStrategy::kTreeAtomic: return "tree_atomic";
-    case SumStrategy::kWarpAtomic: return "warp_atomic";
-    case SumStrategy::kTwoPass: return "two_pass";
-    case SumStrategy::kVectorizedSinglePass: return "vectorized";
-    case SumStrategy::kCub: return "cub";
+    case SumStrategy::kGlobalAtomic:
+      return "global_atomic";
+    case SumStrategy::kSharedAtomic:
+      return "shared_atomic";
+    case SumStrategy::kTreeAtomic:
+      return "tree_atomic";
+    case SumStrategy::kWarpAtomic:
+      return "warp_atomic";
+    case SumStrategy::kTwoPass:
+      return "two_pass";
+    case SumStrategy::kVectorizedSinglePass:
+      return "vectorized";
+    case SumStrategy::kCub:
+      return "cub";
   }
   return "?";
 }
@@ -294,7 +300,8 @@ void launch_sum(SumStrategy strategy, const float* x, float* out, std::size_t n,
     }
     case SumStrategy::kVectorizedSinglePass: {
       const std::size_t wanted = (n / 4 + 4 * kVectorThreads - 1) / (4 * kVectorThreads);
-      const unsigned grid = static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, 4 * std::size_t(sm_count)));
+      const unsigned grid =
+          static_cast<unsigned>(std::clamp<std::size_t>(wanted, 1, 4 * std::size_t(sm_count)));
       sum_vectorized<<<grid, kVectorThreads, 0, stream>>>(x, out, n);
       break;
     }

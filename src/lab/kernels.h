@@ -21,13 +21,13 @@ void launch_histogram(HistogramKind kind, const unsigned* values, unsigned* bins
 
 // ---- sums of X (n,) into *out (or a two-pass scratch) ----
 enum class SumStrategy {
-  kGlobalAtomic,        // one atomicAdd per element into one float
-  kSharedAtomic,        // per element into a shared float, one global atomic per block
-  kTreeAtomic,          // shared-memory tree per block, one global atomic per block
-  kWarpAtomic,          // warp shuffle, one global atomic per warp
-  kTwoPass,             // warp-shuffle block partials, then one block adds them in a fixed order
-  kVectorizedSinglePass,// persistent grid, float4 loads, 4 in flight, one atomic per block
-  kCub,                 // cub::DeviceReduce::Sum
+  kGlobalAtomic,          // one atomicAdd per element into one float
+  kSharedAtomic,          // per element into a shared float, one global atomic per block
+  kTreeAtomic,            // shared-memory tree per block, one global atomic per block
+  kWarpAtomic,            // warp shuffle, one global atomic per warp
+  kTwoPass,               // warp-shuffle block partials, then one block adds them in a fixed order
+  kVectorizedSinglePass,  // persistent grid, float4 loads, 4 in flight, one atomic per block
+  kCub,                   // cub::DeviceReduce::Sum
 };
 std::string_view to_string(SumStrategy strategy);
 // Whether the strategy accumulates into *out (which must then be zeroed before each launch).

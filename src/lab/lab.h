@@ -4,9 +4,8 @@
 // (measure/timing.h): warm-up, L2 flush and reset outside the events, StopRule sampling.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>

@@ -1,9 +1,9 @@
 // Text, CSV, JSON and SVG for lab results: no GPU here.
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "lab/lab.h"
@@ -36,11 +36,20 @@ std::string xml_escape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -64,10 +73,12 @@ std::string render_text(const Result& result) {
       }
       cells.push_back(std::move(line));
     }
-    for (std::size_t c = 0; c < table.columns.size(); ++c) out << fmt::format("{:>{}}  ", table.columns[c], widths[c]);
+    for (std::size_t c = 0; c < table.columns.size(); ++c)
+      out << fmt::format("{:>{}}  ", table.columns[c], widths[c]);
     out << "\n";
     for (const auto& line : cells) {
-      for (std::size_t c = 0; c < line.size() && c < widths.size(); ++c) out << fmt::format("{:>{}}  ", line[c], widths[c]);
+      for (std::size_t c = 0; c < line.size() && c < widths.size(); ++c)
+        out << fmt::format("{:>{}}  ", line[c], widths[c]);
       out << "\n";
     }
     for (const auto& note : table.notes) out << "  " << note << "\n";
@@ -103,16 +114,19 @@ void to_json(nlohmann::json& j, const Result& result) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : table.rows) {
       nlohmann::json object = nlohmann::json::object();
-      for (std::size_t c = 0; c < row.size() && c < table.columns.size(); ++c) object[table.columns[c]] = row[c];
+      for (std::size_t c = 0; c < row.size() && c < table.columns.size(); ++c)
+        object[table.columns[c]] = row[c];
       rows.push_back(object);
     }
-    j["tables"].push_back({{"title", table.title}, {"columns", table.columns}, {"rows", rows}, {"notes", table.notes}});
+    j["tables"].push_back(
+        {{"title", table.title}, {"columns", table.columns}, {"rows", rows}, {"notes", table.notes}});
   }
 }
 
 std::string render_svg(const Plot& plot) {
   constexpr double kWidth = 900, kHeight = 560, kLeft = 80, kRight = 190, kTop = 50, kBottom = 60;
-  constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
+  constexpr const char* kColours[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                                      "#9467bd", "#8c564b", "#e377c2", "#7f7f7f"};
   double x_min = 1e300, x_max = -1e300, y_max = 0;
   for (const auto& series : plot.series) {
     for (auto [x, y] : series.points) {
@@ -134,44 +148,52 @@ std::string render_svg(const Plot& plot) {
   auto sy = [&](double y) { return kHeight - kBottom - y / y_top * (kHeight - kTop - kBottom); };
 
   std::ostringstream svg;
-  svg << fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)svg",
-                     kWidth, kHeight, kWidth, kHeight)
+  svg << fmt::format(
+             R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" viewBox="0 0 {} {}" font-family="sans-serif" font-size="12">)svg",
+             kWidth, kHeight, kWidth, kHeight)
       << "\n";
-  svg << fmt::format(R"svg(<rect width="100%" height="100%" fill="white"/><text x="{}" y="28" font-size="16" text-anchor="middle">{}</text>)svg",
-                     (kWidth - kRight + kLeft) / 2, xml_escape(plot.title))
+  svg << fmt::format(
+             R"svg(<rect width="100%" height="100%" fill="white"/><text x="{}" y="28" font-size="16" text-anchor="middle">{}</text>)svg",
+             (kWidth - kRight + kLeft) / 2, xml_escape(plot.title))
       << "\n";
   for (int tick = 0; tick <= 5; ++tick) {
     const double y = y_top * tick / 5;
-    svg << fmt::format(R"svg(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/><text x="{:.1f}" y="{:.1f}" text-anchor="end">{:g}</text>)svg",
-                       kLeft, sy(y), kWidth - kRight, sy(y), kLeft - 6, sy(y) + 4, y)
+    svg << fmt::format(
+               R"svg(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#ddd"/><text x="{:.1f}" y="{:.1f}" text-anchor="end">{:g}</text>)svg",
+               kLeft, sy(y), kWidth - kRight, sy(y), kLeft - 6, sy(y) + 4, y)
         << "\n";
   }
   for (double px = std::ceil(x_min); px <= x_max + 1e-9; px += plot.log2_x ? 2 : (x_max - x_min) / 8) {
     const double x = plot.log2_x ? std::exp2(px) : px;
     const std::string label = plot.log2_x ? fmt::format("2^{:g}", px) : fmt::format("{:g}", px);
-    svg << fmt::format(R"svg(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/><text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg",
-                       sx(x), kTop, sx(x), kHeight - kBottom, sx(x), kHeight - kBottom + 18, label)
+    svg << fmt::format(
+               R"svg(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="#eee"/><text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg",
+               sx(x), kTop, sx(x), kHeight - kBottom, sx(x), kHeight - kBottom + 18, label)
         << "\n";
   }
-  svg << fmt::format(R"svg(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg", (kWidth - kRight + kLeft) / 2,
-                     kHeight - 18, xml_escape(plot.x_label))
+  svg << fmt::format(R"svg(<text x="{:.1f}" y="{:.1f}" text-anchor="middle">{}</text>)svg",
+                     (kWidth - kRight + kLeft) / 2, kHeight - 18, xml_escape(plot.x_label))
       << "\n";
-  svg << fmt::format(R"svg(<text transform="translate(20,{:.1f}) rotate(-90)" text-anchor="middle">{}</text>)svg",
-                     (kHeight - kBottom + kTop) / 2, xml_escape(plot.y_label))
+  svg << fmt::format(
+             R"svg(<text transform="translate(20,{:.1f}) rotate(-90)" text-anchor="middle">{}</text>)svg",
+             (kHeight - kBottom + kTop) / 2, xml_escape(plot.y_label))
       << "\n";
   for (std::size_t s = 0; s < plot.series.size(); ++s) {
     const auto& series = plot.series[s];
     const char* colour = kColours[s % std::size(kColours)];
     std::string points;
     for (auto [x, y] : series.points) points += fmt::format("{:.1f},{:.1f} ", sx(x), sy(y));
-    svg << fmt::format(R"svg(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)svg", colour, points) << "\n";
+    svg << fmt::format(R"svg(<polyline fill="none" stroke="{}" stroke-width="2" points="{}"/>)svg", colour,
+                       points)
+        << "\n";
     for (auto [x, y] : series.points) {
       svg << fmt::format(R"svg(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}"/>)svg", sx(x), sy(y), colour);
     }
     const double legend_y = kTop + 20.0 * static_cast<double>(s);
-    svg << fmt::format(R"svg(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/><text x="{:.1f}" y="{:.1f}">{}</text>)svg",
-                       kWidth - kRight + 15, legend_y, kWidth - kRight + 40, legend_y, colour, kWidth - kRight + 46,
-                       legend_y + 4, xml_escape(series.name))
+    svg << fmt::format(
+               R"svg(<line x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" stroke="{}" stroke-width="3"/><text x="{:.1f}" y="{:.1f}">{}</text>)svg",
+               kWidth - kRight + 15, legend_y, kWidth - kRight + 40, legend_y, colour, kWidth - kRight + 46,
+               legend_y + 4, xml_escape(series.name))
         << "\n";
   }
   svg << "</svg>\n";

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "lab/lab.h"
@@ -44,12 +45,16 @@ TEST(LabOutput, JsonRowsAreKeyedByColumn) {
 }
 
 TEST(LabOutput, SvgHasOneLinePerSeriesAndEscapesText) {
-  Plot plot{"a <b> & c", "n", "GB/s", true,
+  Plot plot{"a <b> & c",
+            "n",
+            "GB/s",
+            true,
             {{"cub", {{4096, 10}, {16384, 40}}}, {"tree", {{4096, 5}, {16384, 20}}}}};
   const std::string svg = render_svg(plot);
   EXPECT_EQ(svg.rfind("<svg", 0), 0u);
   size_t lines = 0;
-  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1)) ++lines;
+  for (size_t at = svg.find("<polyline"); at != std::string::npos; at = svg.find("<polyline", at + 1))
+    ++lines;
   EXPECT_EQ(lines, 2u);
   EXPECT_NE(svg.find("a &lt;b&gt; &amp; c"), std::string::npos);
   EXPECT_NE(svg.find("2^12"), std::string::npos);

@@ -8,12 +8,12 @@
 #include <cupti_target.h>
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace cudojo {
@@ -38,7 +38,8 @@ struct Cupti {
   CUDOJO_CUPTI_FN(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)
   CUDOJO_CUPTI_FN(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params)
   CUDOJO_CUPTI_FN(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize, CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
+  CUDOJO_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize,
+                  CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
   CUDOJO_CUPTI_FN(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params)
   CUDOJO_CUPTI_FN(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params)
   CUDOJO_CUPTI_FN(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params)
@@ -103,7 +104,8 @@ void check(const Cupti& cupti, CUptiResult result, const char* call) {
 CUcontext current_context() {
   void* entry = nullptr;
   cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &status) !=
+          cudaSuccess ||
       !entry) {
     throw CuptiFailure("cuCtxGetCurrent is not available from the driver");
   }
@@ -143,7 +145,8 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
     chip.deviceIndex = static_cast<size_t>(device);
     CUDOJO_CUPTI(cupti, cuptiDeviceGetChipName, chip);
 
-    CUpti_Profiler_GetCounterAvailability_Params availability{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    CUpti_Profiler_GetCounterAvailability_Params availability{
+        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     availability.ctx = context;
     CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
     std::vector<uint8_t> availability_image(availability.counterAvailabilityImageSize);
@@ -164,7 +167,8 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
     std::string refused;
     for (std::size_t m = 0; m < profiler_metric_names().size(); ++m) {
       const char* name = profiler_metric_names()[m].c_str();
-      CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+      CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+          CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
       add.pHostObject = host;
       add.ppMetricNames = &name;
       add.numMetrics = 1;
@@ -180,11 +184,13 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
     }
     if (names.empty()) throw CuptiFailure("the range profiler accepted none of the metrics: " + refused);
     result.error = refused.empty() ? "" : "not collected by CUPTI: " + refused;
-    CUpti_Profiler_Host_GetConfigImageSize_Params config_size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetConfigImageSize_Params config_size{
+        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
     config_size.pHostObject = host;
     CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImageSize, config_size);
     std::vector<uint8_t> config(config_size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params config_image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+    CUpti_Profiler_Host_GetConfigImage_Params config_image{
+        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
     config_image.pHostObject = host;
     config_image.configImageSize = config.size();
     config_image.pConfigImage = config.data();
@@ -196,7 +202,8 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
     profiler = enable.pRangeProfilerObject;
 
     constexpr size_t kMaxRanges = 16;
-    CUpti_RangeProfiler_GetCounterDataSize_Params data_size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    CUpti_RangeProfiler_GetCounterDataSize_Params data_size{
+        CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
     data_size.pRangeProfilerObject = profiler;
     data_size.pMetricNames = names.data();
     data_size.numMetrics = names.size();
@@ -238,13 +245,15 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
     decode.pRangeProfilerObject = profiler;
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerDecodeData, decode);
 
-    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{
+        CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
     info.pCounterDataImage = counter_data.data();
     info.counterDataImageSize = counter_data.size();
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerGetCounterDataInfo, info);
     for (size_t range = 0; range < info.numTotalRanges; ++range) {
       std::vector<double> values(names.size(), 0.0);
-      CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
+      CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{
+          CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
       evaluate.pHostObject = host;
       evaluate.pCounterDataImage = counter_data.data();
       evaluate.counterDataImageSize = counter_data.size();
@@ -257,9 +266,10 @@ ProfileResult profile_with_cupti(int device, const std::function<void()>& launch
       std::vector<double> all(kMetricCount, missing);
       for (std::size_t k = 0; k < indices.size(); ++k) all[indices[k]] = values[k];
       // Atomics add up what was collected of red and atom; NaN only when neither was.
-      const double atomics = std::isnan(all[kRed]) && std::isnan(all[kAtom])
-                                 ? missing
-                                 : (std::isnan(all[kRed]) ? 0 : all[kRed]) + (std::isnan(all[kAtom]) ? 0 : all[kAtom]);
+      const double atomics =
+          std::isnan(all[kRed]) && std::isnan(all[kAtom])
+              ? missing
+              : (std::isnan(all[kRed]) ? 0 : all[kRed]) + (std::isnan(all[kAtom]) ? 0 : all[kAtom]);
       result.kernels.push_back({all[kSm], all[kDram], all[kDuration] / 1e6, atomics});
     }
     // SM throughput is what the gate reads: without it the collection has failed.
@@ -340,7 +350,8 @@ ProfileResult parse_ncu_csv(const std::string& csv) {
     if (metric == names[kDram]) kernel.dram_throughput_pct = value;
     if (metric == names[kDuration]) {
       static const std::map<std::string, double> kToMs = {
-          {"nsecond", 1e-6}, {"ns", 1e-6}, {"usecond", 1e-3}, {"us", 1e-3}, {"msecond", 1.0}, {"ms", 1.0}, {"second", 1e3}};
+          {"nsecond", 1e-6}, {"ns", 1e-6}, {"usecond", 1e-3}, {"us", 1e-3},
+          {"msecond", 1.0},  {"ms", 1.0},  {"second", 1e3}};
       const auto scale = kToMs.find(unit);
       kernel.duration_ms = value * (scale == kToMs.end() ? 1e-6 : scale->second);
     }
@@ -361,7 +372,8 @@ void to_json(nlohmann::json& j, const KernelMetrics& metrics) {
 
 void from_json(const nlohmann::json& j, KernelMetrics& metrics) {
   auto number = [&](const char* key) {
-    return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : std::numeric_limits<double>::quiet_NaN();
+    return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>()
+                                                    : std::numeric_limits<double>::quiet_NaN();
   };
   metrics.sm_throughput_pct = number("sm_throughput_pct");
   metrics.dram_throughput_pct = number("dram_throughput_pct");

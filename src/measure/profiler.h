@@ -7,9 +7,8 @@
 // Every failure becomes a sentence ("metrics unavailable: ..."), never an exception.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,8 +25,8 @@ struct KernelMetrics {
 
 struct ProfileResult {
   bool ok = false;
-  std::string source;  // "cupti" or "ncu"
-  std::string error;   // why not, when !ok
+  std::string source;                  // "cupti" or "ncu"
+  std::string error;                   // why not, when !ok
   std::vector<KernelMetrics> kernels;  // in launch order
 };
 

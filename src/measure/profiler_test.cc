@@ -9,10 +9,12 @@ namespace {
 // separators, units per row.
 constexpr const char* kNcuCsv =
     "==PROF== Connected to process 1234\n"
-    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
+    "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block "
+    "Size\","
     "\"Grid Size\",\"Device\",\"CC\",\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n"
     "\"0\",\"1234\",\"cudojo\",\"h\",\"reduce\",\"1\",\"13\",\"(256, 1, 1)\",\"(16384, 1, 1)\",\"0\",\"9.0\","
-    "\"Command line profiler metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"10.51\"\n"
+    "\"Command line profiler "
+    "metrics\",\"dram__throughput.avg.pct_of_peak_sustained_elapsed\",\"%\",\"10.51\"\n"
     "\"0\",\"1234\",\"cudojo\",\"h\",\"reduce\",\"1\",\"13\",\"(256, 1, 1)\",\"(16384, 1, 1)\",\"0\",\"9.0\","
     "\"Command line profiler metrics\",\"gpu__time_duration.sum\",\"usecond\",\"33.25\"\n"
     "\"0\",\"1234\",\"cudojo\",\"h\",\"reduce\",\"1\",\"13\",\"(256, 1, 1)\",\"(16384, 1, 1)\",\"0\",\"9.0\","

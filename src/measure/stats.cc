@@ -1,8 +1,7 @@
 #include "measure/stats.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace cudojo {
 

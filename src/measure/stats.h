@@ -1,9 +1,8 @@
 // Summaries of timing samples, and when to stop taking them. Pure code: tested with made-up numbers.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstddef>
+#include <nlohmann/json_fwd.hpp>
 #include <vector>
 
 namespace cudojo {

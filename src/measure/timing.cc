@@ -23,8 +23,8 @@ void warm_up(GpuSession& gpu, const TimedKernel& kernel) {
 
 }  // namespace
 
-InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission, const TimedKernel& reference,
-                                  StopRule::Settings settings) {
+InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission,
+                                  const TimedKernel& reference, StopRule::Settings settings) {
   warm_up(gpu, reference);
   warm_up(gpu, submission);
   StopRule submission_rule(settings), reference_rule(settings);

@@ -26,8 +26,8 @@ struct InterleavedTimes {
 
 inline constexpr int kWarmupLaunches = 3;
 
-InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission, const TimedKernel& reference,
-                                  StopRule::Settings settings = {});
+InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission,
+                                  const TimedKernel& reference, StopRule::Settings settings = {});
 
 // Times one kernel alone (the reference, before anything else), to set the time limits.
 TimeStats time_alone(GpuSession& gpu, const TimedKernel& kernel, int samples);

@@ -1,8 +1,7 @@
 #include "report/report.h"
 
-#include <nlohmann/json.hpp>
-
 #include <limits>
+#include <nlohmann/json.hpp>
 
 namespace cudojo {
 
@@ -36,8 +35,8 @@ void from_json(const nlohmann::json& j, Diagnostic& diagnostic) {
 }
 
 void to_json(nlohmann::json& j, const GpuInfo& gpu) {
-  j = {{"name", gpu.name},       {"arch", gpu.arch},       {"sm_count", gpu.sm_count},
-       {"driver", gpu.driver},   {"runtime", gpu.runtime}, {"peak_read_gbps", gpu.peak_read_gbps}};
+  j = {{"name", gpu.name},     {"arch", gpu.arch},       {"sm_count", gpu.sm_count},
+       {"driver", gpu.driver}, {"runtime", gpu.runtime}, {"peak_read_gbps", gpu.peak_read_gbps}};
 }
 
 void from_json(const nlohmann::json& j, GpuInfo& gpu) {
@@ -66,39 +65,47 @@ void to_json(nlohmann::json& j, const Report& report) {
   j["tests"] = report.tests;
   j["findings"] = report.findings;
   const Metrics& m = report.metrics;
-  j["metrics"] = {{"n", m.n},
-                  {"time_ms", optional_json(m.time_ms)},
-                  {"reference_time_ms", optional_json(m.reference_time_ms)},
-                  {"time_ratio", optional_json(m.time_ratio)},
-                  {"bandwidth_gbps", optional_json(m.bandwidth_gbps)},
-                  {"pct_of_peak", optional_json(m.pct_of_peak)},
-                  {"note", m.note},
-                  {"sm_throughput_pct", m.kernel ? nlohmann::json(m.kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
-                  {"dram_throughput_pct", m.kernel ? nlohmann::json(m.kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
-                  {"global_atomics", m.kernel ? nlohmann::json(m.kernel->global_atomics) : nlohmann::json(nullptr)},
-                  {"kernel_duration_ms", m.kernel ? nlohmann::json(m.kernel->duration_ms) : nlohmann::json(nullptr)},
-                  {"reference_sm_throughput_pct",
-                   m.reference_kernel ? nlohmann::json(m.reference_kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
-                  {"reference_dram_throughput_pct",
-                   m.reference_kernel ? nlohmann::json(m.reference_kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
-                  {"reference_global_atomics",
-                   m.reference_kernel ? nlohmann::json(m.reference_kernel->global_atomics) : nlohmann::json(nullptr)},
-                  {"reference_kernel_duration_ms",
-                   m.reference_kernel ? nlohmann::json(m.reference_kernel->duration_ms) : nlohmann::json(nullptr)},
-                  {"metrics_source", m.metrics_source},
-                  {"metrics_note", m.metrics_note}};
+  j["metrics"] = {
+      {"n", m.n},
+      {"time_ms", optional_json(m.time_ms)},
+      {"reference_time_ms", optional_json(m.reference_time_ms)},
+      {"time_ratio", optional_json(m.time_ratio)},
+      {"bandwidth_gbps", optional_json(m.bandwidth_gbps)},
+      {"pct_of_peak", optional_json(m.pct_of_peak)},
+      {"note", m.note},
+      {"sm_throughput_pct", m.kernel ? nlohmann::json(m.kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
+      {"dram_throughput_pct",
+       m.kernel ? nlohmann::json(m.kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
+      {"global_atomics", m.kernel ? nlohmann::json(m.kernel->global_atomics) : nlohmann::json(nullptr)},
+      {"kernel_duration_ms", m.kernel ? nlohmann::json(m.kernel->duration_ms) : nlohmann::json(nullptr)},
+      {"reference_sm_throughput_pct",
+       m.reference_kernel ? nlohmann::json(m.reference_kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
+      {"reference_dram_throughput_pct", m.reference_kernel
+                                            ? nlohmann::json(m.reference_kernel->dram_throughput_pct)
+                                            : nlohmann::json(nullptr)},
+      {"reference_global_atomics",
+       m.reference_kernel ? nlohmann::json(m.reference_kernel->global_atomics) : nlohmann::json(nullptr)},
+      {"reference_kernel_duration_ms",
+       m.reference_kernel ? nlohmann::json(m.reference_kernel->duration_ms) : nlohmann::json(nullptr)},
+      {"metrics_source", m.metrics_source},
+      {"metrics_note", m.metrics_note}};
   j["gate"] = optional_json(report.gate);
   j["determinism"] = nlohmann::json::array();
   for (const auto& d : report.determinism) {
-    j["determinism"].push_back({{"data", d.data}, {"n", d.n}, {"runs", d.runs}, {"distinct", d.distinct},
-                                {"min", d.min}, {"max", d.max}});
+    j["determinism"].push_back({{"data", d.data},
+                                {"n", d.n},
+                                {"runs", d.runs},
+                                {"distinct", d.distinct},
+                                {"min", d.min},
+                                {"max", d.max}});
   }
   j["sanitizer"] = {{"requested", report.sanitizer.requested},
                     {"ran", report.sanitizer.ran},
                     {"note", report.sanitizer.note},
                     {"tools", nlohmann::json::array()}};
   for (const auto& tool : report.sanitizer.tools) {
-    j["sanitizer"]["tools"].push_back({{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", tool.seconds}});
+    j["sanitizer"]["tools"].push_back(
+        {{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", tool.seconds}});
   }
   const CalibrationUse& c = report.calibration;
   j["calibration"] = {{"file", c.file},
@@ -140,7 +147,8 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.pct_of_peak = optional_from<double>(m, "pct_of_peak");
   report.metrics.note = m.value("note", "");
   auto number = [&](const char* key) {
-    return m.contains(key) && m.at(key).is_number() ? m.at(key).get<double>() : std::numeric_limits<double>::quiet_NaN();
+    return m.contains(key) && m.at(key).is_number() ? m.at(key).get<double>()
+                                                    : std::numeric_limits<double>::quiet_NaN();
   };
   if (m.contains("sm_throughput_pct") && !m.at("sm_throughput_pct").is_null()) {
     report.metrics.kernel = KernelMetrics{number("sm_throughput_pct"), number("dram_throughput_pct"),
@@ -155,8 +163,8 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.metrics_note = m.value("metrics_note", "");
   report.gate = optional_from<GateResult>(j, "gate");
   for (const auto& d : j.value("determinism", nlohmann::json::array())) {
-    report.determinism.push_back({d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"),
-                                  d.at("max")});
+    report.determinism.push_back(
+        {d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"), d.at("max")});
   }
   if (j.contains("sanitizer")) {
     const auto& sanitizer = j.at("sanitizer");

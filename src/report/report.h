@@ -2,9 +2,8 @@
 // drawn from it, and the worker sends its part of it over the pipe. Keys carry their units.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,8 +21,8 @@ struct GpuInfo {
   std::string name;
   std::string arch;  // "sm_90"
   int sm_count = 0;
-  std::string driver;     // "13.0" (the driver's CUDA version)
-  std::string runtime;    // cudart's version
+  std::string driver;         // "13.0" (the driver's CUDA version)
+  std::string runtime;        // cudart's version
   double peak_read_gbps = 0;  // measured by the judge on this GPU, this run
 };
 
@@ -76,9 +75,9 @@ struct SanitizerSummary {
 
 // Where the gate's reference figures came from, and the previous stage's calibrated reference.
 struct CalibrationUse {
-  std::string file;          // empty when no calibration applied
+  std::string file;  // empty when no calibration applied
   std::string measured_at;
-  std::string note;          // e.g. why a calibration file was ignored
+  std::string note;  // e.g. why a calibration file was ignored
   std::string previous_stage;
   std::optional<TimeStats> previous_reference_time_ms;
   std::optional<double> previous_bandwidth_gbps;

@@ -1,9 +1,9 @@
 #include "report/report.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 namespace cudojo {
 namespace {
@@ -31,13 +31,15 @@ Report sample_report() {
 
 TEST(ReportJson, HasTheDocumentedKeys) {
   nlohmann::json j = sample_report();
-  for (const char* key : {"verdict", "stage", "gpu", "compile", "tests", "findings", "metrics", "gate", "output"}) {
+  for (const char* key :
+       {"verdict", "stage", "gpu", "compile", "tests", "findings", "metrics", "gate", "output"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["verdict"], "wrong_answer");
   EXPECT_EQ(j["compile"]["ok"], true);
   EXPECT_TRUE(j["compile"]["diagnostics"].is_array());
-  for (const char* key : {"name", "n", "data", "expected", "got", "ok"}) EXPECT_TRUE(j["tests"][0].contains(key));
+  for (const char* key : {"name", "n", "data", "expected", "got", "ok"})
+    EXPECT_TRUE(j["tests"][0].contains(key));
   EXPECT_EQ(j["findings"][0]["code"], "uninitialized_shared");
   EXPECT_EQ(j["findings"][0]["line"], 7);
   EXPECT_DOUBLE_EQ(j["metrics"]["time_ms"]["median"].get<double>(), 0.02);

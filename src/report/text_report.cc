@@ -73,8 +73,7 @@ std::string render_text(const Report& report, bool colour) {
   if (!report.tests.empty()) {
     int passed = 0;
     for (const auto& t : report.tests) passed += t.ok ? 1 : 0;
-    out << "\n"
-        << p.bold(fmt::format("Tests  {} of {} passed", passed, report.tests.size())) << "\n";
+    out << "\n" << p.bold(fmt::format("Tests  {} of {} passed", passed, report.tests.size())) << "\n";
     out << p.dim(fmt::format("    {:<26} {:>18} {:>18}  {}\n", "case", "expected", "got", "rule"));
     for (const auto& t : report.tests) {
       out << fmt::format("  {} {:<26} {:>18} {:>18}  {}\n", t.ok ? p.good("✓") : p.bad("✗"), t.name,
@@ -96,9 +95,10 @@ std::string render_text(const Report& report, bool colour) {
       out << p.warn("did not run") << ": " << report.sanitizer.note << "\n";
     } else {
       for (const auto& tool : report.sanitizer.tools) {
-        out << fmt::format("{} {} ({:.1f} s)   ", tool.tool,
-                           tool.errors == 0 ? p.good("clean") : p.bad(fmt::format("{} error(s)", tool.errors)),
-                           tool.seconds);
+        out << fmt::format(
+            "{} {} ({:.1f} s)   ", tool.tool,
+            tool.errors == 0 ? p.good("clean") : p.bad(fmt::format("{} error(s)", tool.errors)),
+            tool.seconds);
       }
       out << "\n";
     }
@@ -107,8 +107,8 @@ std::string render_text(const Report& report, bool colour) {
   if (!report.determinism.empty()) {
     out << "\n" << p.bold("Determinism") << p.dim("  (informational on inexact data)") << "\n";
     for (const auto& d : report.determinism) {
-      out << fmt::format("  {:<14} n={:<9} {} runs, {} distinct answer(s), min {:.9g}, max {:.9g}\n",
-                         d.data, d.n, d.runs, d.distinct, d.min, d.max);
+      out << fmt::format("  {:<14} n={:<9} {} runs, {} distinct answer(s), min {:.9g}, max {:.9g}\n", d.data,
+                         d.n, d.runs, d.distinct, d.min, d.max);
     }
   }
 
@@ -118,8 +118,8 @@ std::string render_text(const Report& report, bool colour) {
   } else if (m.time_ms) {
     out << "\n" << p.bold(fmt::format("Timing  n = {}", m.n)) << "\n";
     if (m.time_ms) {
-      out << fmt::format("  submission  median {:9.4f} ms  (min {:.4f}, max {:.4f}, {} samples)", m.time_ms->median_ms,
-                         m.time_ms->min_ms, m.time_ms->max_ms, m.time_ms->samples);
+      out << fmt::format("  submission  median {:9.4f} ms  (min {:.4f}, max {:.4f}, {} samples)",
+                         m.time_ms->median_ms, m.time_ms->min_ms, m.time_ms->max_ms, m.time_ms->samples);
       if (m.bandwidth_gbps) out << fmt::format("  {:7.1f} GB/s", *m.bandwidth_gbps);
       if (m.pct_of_peak) out << fmt::format("  {:5.1f}% of peak", *m.pct_of_peak);
       out << "\n";
@@ -135,10 +135,12 @@ std::string render_text(const Report& report, bool colour) {
         return std::isnan(value) ? std::string("n/a") : fmt::format(fmt::runtime(format), value);
       };
       out << fmt::format("  profiler ({})  SM throughput {}  DRAM {}  global atomics {}", m.metrics_source,
-                         shown(m.kernel->sm_throughput_pct, "{:.1f}%"), shown(m.kernel->dram_throughput_pct, "{:.1f}%"),
+                         shown(m.kernel->sm_throughput_pct, "{:.1f}%"),
+                         shown(m.kernel->dram_throughput_pct, "{:.1f}%"),
                          shown(m.kernel->global_atomics, "{:.0f}"));
       if (m.reference_kernel) {
-        out << fmt::format("   reference: {}  {}  {}", shown(m.reference_kernel->sm_throughput_pct, "{:.1f}%"),
+        out << fmt::format("   reference: {}  {}  {}",
+                           shown(m.reference_kernel->sm_throughput_pct, "{:.1f}%"),
                            shown(m.reference_kernel->dram_throughput_pct, "{:.1f}%"),
                            shown(m.reference_kernel->global_atomics, "{:.0f}"));
       }
@@ -154,10 +156,12 @@ std::string render_text(const Report& report, bool colour) {
     out << fmt::format("  previous stage {} on this GPU: reference {:.4f} ms", c.previous_stage,
                        c.previous_reference_time_ms->median_ms);
     if (c.previous_bandwidth_gbps) out << fmt::format(", {:.0f} GB/s", *c.previous_bandwidth_gbps);
-    if (c.previous_sm_throughput_pct) out << fmt::format(", SM throughput {:.1f}%", *c.previous_sm_throughput_pct);
+    if (c.previous_sm_throughput_pct)
+      out << fmt::format(", SM throughput {:.1f}%", *c.previous_sm_throughput_pct);
     out << "\n";
   }
-  if (!c.file.empty()) out << "  " << p.dim(fmt::format("gate reference: calibrated {} ({})", c.file, c.measured_at)) << "\n";
+  if (!c.file.empty())
+    out << "  " << p.dim(fmt::format("gate reference: calibrated {} ({})", c.file, c.measured_at)) << "\n";
   if (!c.note.empty()) out << "  " << p.dim(c.note) << "\n";
   if (report.gate) {
     out << fmt::format("\n{}  {}  {}\n", p.bold("Gate"), report.gate->rule,

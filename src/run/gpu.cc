@@ -54,8 +54,9 @@ std::vector<char> compile_judge_kernel(const std::string& source, const std::str
   request.file_name = "cudojo_judge.cu";
   request.kernel_name = symbol;
   request.kernel_parameters = "";
-  request.kernel_pointer_type = symbol == "cudojo_poison_shared" ? "void (*)(float, int)"
-                                                                  : "void (*)(const float4*, long long, float*)";
+  request.kernel_pointer_type = symbol == "cudojo_poison_shared"
+                                    ? "void (*)(float, int)"
+                                    : "void (*)(const float4*, long long, float*)";
   request.arch = arch;
   request.cuda_include_dir = cuda_include_dir;
   CompileResult result = compile_kernel(request);
@@ -64,12 +65,14 @@ std::vector<char> compile_judge_kernel(const std::string& source, const std::str
   return result.cubin;
 }
 
-LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& symbol, int dynamic_shared_bytes) {
+LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& symbol,
+                           int dynamic_shared_bytes) {
   CUDOJO_CUDA(cudaLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   CUDOJO_CUDA(cudaLibraryGetKernel(&kernel_, library_, symbol.c_str()));
   const void* function = reinterpret_cast<const void*>(kernel_);
   if (dynamic_shared_bytes > 48 * 1024) {
-    CUDOJO_CUDA(cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_shared_bytes));
+    CUDOJO_CUDA(
+        cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_shared_bytes));
   }
   CUDOJO_CUDA(cudaFuncSetAttribute(function, cudaFuncAttributePreferredSharedMemoryCarveout,
                                    cudaSharedmemCarveoutMaxShared));
@@ -79,8 +82,10 @@ LoadedKernel::~LoadedKernel() {
   if (library_) cudaLibraryUnload(library_);
 }
 
-void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args, cudaStream_t stream) const {
-  CUDOJO_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
+void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args,
+                          cudaStream_t stream) const {
+  CUDOJO_CUDA(
+      cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
 }
 
 GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
@@ -101,11 +106,13 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
   CUDOJO_CUDA(cudaEventCreate(&stop_));
 
   std::string poison_symbol, probe_symbol;
-  auto cubin = compile_judge_kernel(kJudgeKernels, "cudojo_poison_shared", info_.arch, cuda_include_dir, poison_symbol);
+  auto cubin = compile_judge_kernel(kJudgeKernels, "cudojo_poison_shared", info_.arch, cuda_include_dir,
+                                    poison_symbol);
   poison_shared_bytes_ = static_cast<int>(prop.sharedMemPerBlockOptin);
   poison_kernel_ = std::make_unique<LoadedKernel>(cubin, poison_symbol, poison_shared_bytes_);
   probe_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_read_probe", 0);
-  l2_flush_ = DeviceBuffer<unsigned char>(std::max<std::size_t>(2 * static_cast<std::size_t>(prop.l2CacheSize), 1 << 20));
+  l2_flush_ = DeviceBuffer<unsigned char>(
+      std::max<std::size_t>(2 * static_cast<std::size_t>(prop.l2CacheSize), 1 << 20));
 }
 
 GpuSession::~GpuSession() {

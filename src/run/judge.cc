@@ -13,8 +13,8 @@
 
 #include "check/findings.h"
 #include "check/sanitizer.h"
-#include "measure/profiler.h"
 #include "contract/contract_info.h"
+#include "measure/profiler.h"
 #include "run/process.h"
 #include "run/protocol.h"
 
@@ -59,7 +59,8 @@ std::optional<Calibration> apply_calibration(const CheckRequest& request, Report
         report.calibration.previous_stage = previous;
         report.calibration.previous_reference_time_ms = found->second.reference_time_ms;
         report.calibration.previous_bandwidth_gbps = found->second.bandwidth_gbps;
-        if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+        if (found->second.reference_metrics &&
+            !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
           report.calibration.previous_sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
         }
       }
@@ -68,7 +69,8 @@ std::optional<Calibration> apply_calibration(const CheckRequest& request, Report
     }
   }
   if (calibration->stages.count(id)) {
-    report.calibration.file = (std::filesystem::path(request.calibration_dir) / (gpu_slug(report.gpu->name) + ".json")).string();
+    report.calibration.file =
+        (std::filesystem::path(request.calibration_dir) / (gpu_slug(report.gpu->name) + ".json")).string();
     report.calibration.measured_at = calibration->measured_at;
   }
   return calibration;
@@ -76,14 +78,15 @@ std::optional<Calibration> apply_calibration(const CheckRequest& request, Report
 
 // The verdict and its sentence for a worker that ran to the end and sent a result.
 void decide_completed(const Stage& stage, Report& report, const std::optional<Calibration>& calibration) {
-  const bool all_passed = !report.tests.empty() &&
-                          std::all_of(report.tests.begin(), report.tests.end(), [](const TestResult& t) { return t.ok; });
+  const bool all_passed = !report.tests.empty() && std::all_of(report.tests.begin(), report.tests.end(),
+                                                               [](const TestResult& t) { return t.ok; });
   JudgeFacts facts;
   facts.compiled = true;
   facts.all_tests_passed = all_passed;
   if (report.metrics.time_ms && report.metrics.bandwidth_gbps && report.gpu) {
     const double bytes = *report.metrics.bandwidth_gbps * 1e9 * report.metrics.time_ms->median_ms * 1e-3;
-    if (auto finding = speed_of_light_finding(bytes, report.metrics.time_ms->median_ms, report.gpu->peak_read_gbps)) {
+    if (auto finding =
+            speed_of_light_finding(bytes, report.metrics.time_ms->median_ms, report.gpu->peak_read_gbps)) {
       report.findings.push_back(*finding);
     }
   }
@@ -91,7 +94,8 @@ void decide_completed(const Stage& stage, Report& report, const std::optional<Ca
   if (all_passed && !facts.has_findings) {
     const GateReference reference = choose_gate_reference(report, calibration);
     std::optional<std::pair<double, double>> sm;
-    if (report.metrics.kernel && reference.sm_throughput_pct && !std::isnan(report.metrics.kernel->sm_throughput_pct)) {
+    if (report.metrics.kernel && reference.sm_throughput_pct &&
+        !std::isnan(report.metrics.kernel->sm_throughput_pct)) {
       sm = std::make_pair(report.metrics.kernel->sm_throughput_pct, *reference.sm_throughput_pct);
     }
     report.gate = apply_gate(stage.gate, report.metrics.time_ms, reference.time_ms, sm);
@@ -123,8 +127,8 @@ constexpr std::int64_t kSanitizeSize = 1000;
 constexpr double kSanitizerBudgetMs = 60'000;
 
 // Runs one compute-sanitizer tool over a worker in "sanitize" mode; returns its log.
-std::string run_sanitizer_tool(const CheckRequest& request, const std::string& sanitizer, const std::string& tool,
-                               const Job& base_job, double& seconds) {
+std::string run_sanitizer_tool(const CheckRequest& request, const std::string& sanitizer,
+                               const std::string& tool, const Job& base_job, double& seconds) {
   const auto started = Clock::now();
   char path[] = "/tmp/cudojo-sanitizer-XXXXXX";
   const int fd = mkstemp(path);
@@ -181,8 +185,9 @@ void run_sanitizers(const CheckRequest& request, const Job& job, Report& report)
                                     ? find_cuda_tool("compute-sanitizer", "CUDOJO_COMPUTE_SANITIZER")
                                     : request.sanitizer_executable;
   if (sanitizer.empty()) {
-    report.sanitizer.note = "compute-sanitizer was not found (set CUDOJO_COMPUTE_SANITIZER or put it on PATH); "
-                            "races and divergent barriers were not looked for";
+    report.sanitizer.note =
+        "compute-sanitizer was not found (set CUDOJO_COMPUTE_SANITIZER or put it on PATH); "
+        "races and divergent barriers were not looked for";
     return;
   }
   for (const char* tool : kSanitizerTools) {
@@ -247,11 +252,13 @@ void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
       report.metrics.metrics_note = profile.value("error", "");
       return;
     }
-    cupti_error = profile.value("error", result->value("report", nlohmann::json::object()).value("message", cupti_error));
+    cupti_error = profile.value(
+        "error", result->value("report", nlohmann::json::object()).value("message", cupti_error));
   }
   const std::string ncu = find_cuda_tool("ncu", "CUDOJO_NCU");
   if (ncu.empty()) {
-    report.metrics.metrics_note = fmt::format("metrics unavailable: CUPTI: {}; ncu was not found", cupti_error);
+    report.metrics.metrics_note =
+        fmt::format("metrics unavailable: CUPTI: {}; ncu was not found", cupti_error);
     return;
   }
   char path[] = "/tmp/cudojo-ncu-XXXXXX";
@@ -260,7 +267,8 @@ void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
   close(fd);
   std::string names;
   for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;
-  run_profile_worker(request, job, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", path}, false);
+  run_profile_worker(
+      request, job, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", path}, false);
   std::ifstream in(path);
   std::stringstream csv;
   csv << in.rdbuf();
@@ -284,7 +292,8 @@ GateReference choose_gate_reference(const Report& report, const std::optional<Ca
   if (calibration) {
     if (auto found = calibration->stages.find(report.stage); found != calibration->stages.end()) {
       reference.time_ms = found->second.reference_time_ms;
-      if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+      if (found->second.reference_metrics &&
+          !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
         reference.sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
       }
       reference.calibrated = true;
@@ -318,7 +327,8 @@ std::string find_cuda_tool(const std::string& name, const char* env_variable) {
 
 double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms) {
   const double per_launch = std::max(reference_ms, 0.001);
-  return std::min(limits.phase_cap_ms, limits.phase_floor_ms + launches * per_launch * limits.phase_launch_factor);
+  return std::min(limits.phase_cap_ms,
+                  limits.phase_floor_ms + launches * per_launch * limits.phase_launch_factor);
 }
 
 std::string self_executable() {
@@ -427,20 +437,20 @@ Report run_check(const CheckRequest& request) {
 
   if (timed_out) {
     report.verdict = compiled ? Verdict::kTimeLimitExceeded : Verdict::kCompileError;
-    report.message =
-        compiled ? fmt::format("the {} phase ran past its limit of {:.0f} ms (derived from the reference's "
+    report.message = compiled
+                         ? fmt::format(
+                               "the {} phase ran past its limit of {:.0f} ms (derived from the reference's "
                                "{:.4f} ms per launch); the worker was stopped",
                                phase, budget_ms, reference_ms)
-                 : fmt::format("compiling did not finish within {:.0f} ms", budget_ms);
+                         : fmt::format("compiling did not finish within {:.0f} ms", budget_ms);
     if (!compiled) report.compile.log = report.message;
     return finish(report);
   }
   if (!result) {
     report.verdict = Verdict::kInternalError;
-    report.message = protocol_error.empty()
-                         ? fmt::format("the worker {} without sending a result: {}", exit.describe(),
-                                       tail(worker.output(), 600))
-                         : protocol_error;
+    report.message = protocol_error.empty() ? fmt::format("the worker {} without sending a result: {}",
+                                                          exit.describe(), tail(worker.output(), 600))
+                                            : protocol_error;
     return finish(report);
   }
 

@@ -1,13 +1,12 @@
 #include "run/process.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -44,7 +43,8 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t o
   for (char** entry = environ; *entry; ++entry) {
     const std::string variable(*entry);
     const std::string name = variable.substr(0, variable.find('='));
-    const bool overridden = std::any_of(extra.begin(), extra.end(), [&](const auto& kv) { return kv.first == name; });
+    const bool overridden =
+        std::any_of(extra.begin(), extra.end(), [&](const auto& kv) { return kv.first == name; });
     if (!overridden) environment.push_back(variable);
   }
   for (const auto& [name, value] : extra) environment.push_back(name + "=" + value);

@@ -46,9 +46,9 @@ class WorkerProcess {
   void kill();
 
   struct Exit {
-    bool exited = false;   // exited normally
-    int code = 0;          // exit code when exited
-    int signal = 0;        // terminating signal otherwise
+    bool exited = false;  // exited normally
+    int code = 0;         // exit code when exited
+    int signal = 0;       // terminating signal otherwise
     std::string describe() const;
   };
   // Reaps the worker, draining the rest of its output (bounded by a short grace period).

@@ -78,7 +78,8 @@ TEST(WorkerProcess, MissingExecutableThrows) {
 
 TEST(PhaseBudget, DerivedFromTheReferenceAndCapped) {
   JudgeLimits limits;
-  EXPECT_DOUBLE_EQ(phase_budget_ms(limits, 10, 0.01), limits.phase_floor_ms + 10 * 0.01 * limits.phase_launch_factor);
+  EXPECT_DOUBLE_EQ(phase_budget_ms(limits, 10, 0.01),
+                   limits.phase_floor_ms + 10 * 0.01 * limits.phase_launch_factor);
   EXPECT_DOUBLE_EQ(phase_budget_ms(limits, 1000000, 1.0), limits.phase_cap_ms);
   EXPECT_GE(phase_budget_ms(limits, 1, -1), limits.phase_floor_ms);  // unknown reference time
 }

@@ -10,9 +10,8 @@
 // well-formed (a malformed line is the judge's own failure, internal_error).
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 

@@ -2,9 +2,8 @@
 // submission and the reference with NVRTC, drives the stage's contract on the GPU, and writes
 // protocol messages on fd 3 (see protocol.h). It judges nothing: it reports what happened, with
 // the test results and findings computed by check/, and the parent decides the verdict.
-#include <unistd.h>
-
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <future>
@@ -88,8 +87,10 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   if (outcome.submission_time && outcome.reference_time && outcome.reference_time->median_ms > 0) {
     metrics.time_ratio = outcome.submission_time->median_ms / outcome.reference_time->median_ms;
   }
-  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 && outcome.submission_time->median_ms > 0) {
-    metrics.bandwidth_gbps = outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
+  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 &&
+      outcome.submission_time->median_ms > 0) {
+    metrics.bandwidth_gbps =
+        outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
     if (gpu.peak_read_gbps > 0) metrics.pct_of_peak = 100.0 * *metrics.bandwidth_gbps / gpu.peak_read_gbps;
   } else if (outcome.submission_time) {
     metrics.note = "this contract reads no input array, so bandwidth is not reported";
@@ -109,10 +110,12 @@ int profile(const Job& job, GpuSession& gpu, ContractDriver& driver, const Loade
   try {
     if (job.use_cupti) {
       const ProfileResult result = profile_with_cupti(0, launch_both);
-      profile_json = {{"ok", result.ok}, {"source", result.source}, {"error", result.error}, {"kernels", result.kernels}};
+      profile_json = {
+          {"ok", result.ok}, {"source", result.source}, {"error", result.error}, {"kernels", result.kernels}};
     } else {
       launch_both();
-      profile_json = {{"ok", true}, {"source", "launched for ncu"}, {"error", ""}, {"kernels", nlohmann::json::array()}};
+      profile_json = {
+          {"ok", true}, {"source", "launched for ncu"}, {"error", ""}, {"kernels", nlohmann::json::array()}};
     }
   } catch (const LearnerFault& fault) {
     report.error_name = fault.error_name();
@@ -120,7 +123,8 @@ int profile(const Job& job, GpuSession& gpu, ContractDriver& driver, const Loade
     send_result(outcome::kRuntimeError, report);
     return 0;
   }
-  send({{"event", "result"}, {"outcome", outcome::kCompleted}, {"report", report}, {"profile", profile_json}});
+  send(
+      {{"event", "result"}, {"outcome", outcome::kCompleted}, {"report", report}, {"profile", profile_json}});
   return 0;
 }
 
@@ -163,7 +167,9 @@ int run_job(const Job& job) {
   report.compile.compile_ms = submission.compile_ms;
   send({{"event", "compiled"},
         {"compile",
-         {{"ok", report.compile.ok}, {"arch", arch}, {"nvrtc", report.compile.nvrtc},
+         {{"ok", report.compile.ok},
+          {"arch", arch},
+          {"nvrtc", report.compile.nvrtc},
           {"compile_ms", report.compile.compile_ms}}}});
 
   if (!submission.ok) {
@@ -218,7 +224,8 @@ int run_job(const Job& job) {
     send_result(outcome::kCompleted, report);
     return 0;
   }
-  LoadedKernel reference_kernel(reference.cubin, reference.lowered_name, job.stage.launch.dynamic_shared_bytes);
+  LoadedKernel reference_kernel(reference.cubin, reference.lowered_name,
+                                job.stage.launch.dynamic_shared_bytes);
   if (profile_run) return profile(job, gpu, *driver, *submission_kernel, reference_kernel, announce, report);
   gpu.measure_peak_read_gbps();
   report.gpu = gpu.info();

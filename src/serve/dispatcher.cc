@@ -1,9 +1,9 @@
 #include "serve/dispatcher.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "run/judge.h"
 
@@ -15,7 +15,8 @@ Dispatcher::Dispatcher(Store& store, const std::vector<Stage>& course, Settings 
 Dispatcher::~Dispatcher() { stop(); }
 
 void Dispatcher::start() {
-  for (int slot = 0; slot < settings_.workers; ++slot) threads_.emplace_back([this, slot] { run_slot(slot); });
+  for (int slot = 0; slot < settings_.workers; ++slot)
+    threads_.emplace_back([this, slot] { run_slot(slot); });
 }
 
 void Dispatcher::stop() {
@@ -58,7 +59,8 @@ void Dispatcher::run_job(int slot, const JobRecord& job) {
     request.worker_executable = settings_.worker_executable;
     request.cuda_include_dir = settings_.cuda_include_dir;
     request.calibration_dir = settings_.calibration_dir;
-    if (settings_.pin_gpus) request.worker_environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
+    if (settings_.pin_gpus)
+      request.worker_environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
     request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
     report = run_check(request);
   } catch (const std::exception& error) {

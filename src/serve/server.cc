@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "compile/nvrtc_compiler.h"
@@ -149,8 +149,11 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   const JudgeLimits& judge_limits = settings.judge_limits;
 
   server.Get("/api/health", [&](const httplib::Request&, httplib::Response& response) {
-    send_json(response, 200, {{"ok", true}, {"workers", dispatcher.workers()}, {"gpus", gpus},
-                              {"pending", store.pending_count()}});
+    send_json(response, 200,
+              {{"ok", true},
+               {"workers", dispatcher.workers()},
+               {"gpus", gpus},
+               {"pending", store.pending_count()}});
   });
 
   server.Get("/api/stages", [&](const httplib::Request&, httplib::Response& response) {
@@ -161,7 +164,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
 
   server.Get(R"(/api/stages/(.+))", [&](const httplib::Request& request, httplib::Response& response) {
     const Stage* stage = find_stage(course, request.matches[1]);
-    if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", std::string(request.matches[1])));
+    if (!stage)
+      return send_error(response, 404, fmt::format("no stage '{}'", std::string(request.matches[1])));
     send_json(response, 200, stage_detail(*stage));
   });
 
@@ -172,7 +176,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     }
     try {
       IssuedLearner issued = store.create_learner(body["name"].get<std::string>());
-      send_json(response, 201, {{"id", issued.learner.id}, {"name", issued.learner.name}, {"token", issued.token}});
+      send_json(response, 201,
+                {{"id", issued.learner.id}, {"name", issued.learner.name}, {"token", issued.token}});
     } catch (const StoreError& error) {
       const bool taken = std::string(error.what()).find("taken") != std::string::npos;
       send_error(response, taken ? 409 : 400, error.what());
@@ -183,17 +188,20 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     const auto learner = authenticate(store, request);
     if (!learner) return send_error(response, 401, "sign in first: POST /api/learners gives a token");
     json body = json::parse(request.body, nullptr, false);
-    if (body.is_discarded() || !body.is_object()) return send_error(response, 400, "the body is not a JSON object");
+    if (body.is_discarded() || !body.is_object())
+      return send_error(response, 400, "the body is not a JSON object");
     if (!body.contains("stage") || !body["stage"].is_string() || !body.contains("source") ||
         !body["source"].is_string()) {
       return send_error(response, 400, "send {\"stage\": \"reduction/3\", \"source\": \"...\"}");
     }
     const Stage* stage = find_stage(course, body["stage"].get<std::string>());
-    if (!stage) return send_error(response, 400, fmt::format("no stage '{}'", body["stage"].get<std::string>()));
+    if (!stage)
+      return send_error(response, 400, fmt::format("no stage '{}'", body["stage"].get<std::string>()));
     const std::string source = body["source"].get<std::string>();
     if (source.size() > judge_limits.max_source_bytes) {
-      return send_error(response, 413, fmt::format("the source is {} bytes; the limit is {} bytes", source.size(),
-                                                   judge_limits.max_source_bytes));
+      return send_error(response, 413,
+                        fmt::format("the source is {} bytes; the limit is {} bytes", source.size(),
+                                    judge_limits.max_source_bytes));
     }
     if (store.pending_count() >= limits.max_queue_length) {
       response.set_header("Retry-After", std::to_string(limits.retry_after_seconds));
@@ -201,8 +209,9 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     }
     if (store.pending_count(learner->id) >= limits.max_pending_per_learner) {
       response.set_header("Retry-After", std::to_string(limits.retry_after_seconds));
-      return send_error(response, 429, fmt::format("you already have {} jobs waiting or running",
-                                                   limits.max_pending_per_learner));
+      return send_error(
+          response, 429,
+          fmt::format("you already have {} jobs waiting or running", limits.max_pending_per_learner));
     }
     const std::int64_t id = store.enqueue(learner->id, stage->id, source);
     dispatcher.notify();
@@ -210,7 +219,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     send_json(response, 202, {{"id", id}, {"state", "queued"}, {"position", store.queue_position(id)}});
   });
 
-  auto owned_job = [&](const httplib::Request& request, httplib::Response& response) -> std::optional<JobRecord> {
+  auto owned_job = [&](const httplib::Request& request,
+                       httplib::Response& response) -> std::optional<JobRecord> {
     const auto learner = authenticate(store, request);
     if (!learner) {
       send_error(response, 401, "sign in first: POST /api/learners gives a token");
@@ -229,39 +239,42 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     if (auto job = owned_job(request, response)) send_json(response, 200, job_json(store, *job, true));
   });
 
-  server.Get(R"(/api/jobs/([^/]+)/events)", [&](const httplib::Request& request, httplib::Response& response) {
-    auto job = owned_job(request, response);
-    if (!job) return;
-    const std::int64_t id = job->id;
-    response.set_header("Cache-Control", "no-cache");
-    auto last_sent = std::make_shared<std::string>();
-    const auto started = std::chrono::steady_clock::now();
-    response.set_chunked_content_provider(
-        "text/event-stream", [&, id, last_sent, started](std::size_t, httplib::DataSink& sink) {
-          for (;;) {
-            auto current = store.job(id);
-            if (!current) {
-              sink.done();
-              return true;
-            }
-            const bool done = current->state == JobState::kDone;
-            const std::string event = done ? "result" : "progress";
-            const std::string data = job_json(store, *current, false).dump();
-            const std::string key = done ? "done" : current->phase + "/" + std::to_string(store.queue_position(id));
-            if (key != *last_sent) {
-              *last_sent = key;
-              const std::string message = fmt::format("event: {}\ndata: {}\n\n", event, data);
-              if (!sink.write(message.data(), message.size())) return false;
-            }
-            const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-            if (done || open_s > limits.event_stream_max_seconds) {
-              sink.done();
-              return true;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(150));
-          }
-        });
-  });
+  server.Get(R"(/api/jobs/([^/]+)/events)",
+             [&](const httplib::Request& request, httplib::Response& response) {
+               auto job = owned_job(request, response);
+               if (!job) return;
+               const std::int64_t id = job->id;
+               response.set_header("Cache-Control", "no-cache");
+               auto last_sent = std::make_shared<std::string>();
+               const auto started = std::chrono::steady_clock::now();
+               response.set_chunked_content_provider(
+                   "text/event-stream", [&, id, last_sent, started](std::size_t, httplib::DataSink& sink) {
+                     for (;;) {
+                       auto current = store.job(id);
+                       if (!current) {
+                         sink.done();
+                         return true;
+                       }
+                       const bool done = current->state == JobState::kDone;
+                       const std::string event = done ? "result" : "progress";
+                       const std::string data = job_json(store, *current, false).dump();
+                       const std::string key =
+                           done ? "done" : current->phase + "/" + std::to_string(store.queue_position(id));
+                       if (key != *last_sent) {
+                         *last_sent = key;
+                         const std::string message = fmt::format("event: {}\ndata: {}\n\n", event, data);
+                         if (!sink.write(message.data(), message.size())) return false;
+                       }
+                       const double open_s =
+                           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+                       if (done || open_s > limits.event_stream_max_seconds) {
+                         sink.done();
+                         return true;
+                       }
+                       std::this_thread::sleep_for(std::chrono::milliseconds(150));
+                     }
+                   });
+             });
 
   server.Get("/api/history", [&](const httplib::Request& request, httplib::Response& response) {
     const auto learner = authenticate(store, request);
@@ -269,7 +282,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     std::optional<std::string> stage;
     if (request.has_param("stage")) {
       const Stage* found = find_stage(course, request.get_param_value("stage"));
-      if (!found) return send_error(response, 400, fmt::format("no stage '{}'", request.get_param_value("stage")));
+      if (!found)
+        return send_error(response, 400, fmt::format("no stage '{}'", request.get_param_value("stage")));
       stage = found->id;
     }
     json list = json::array();
@@ -316,8 +330,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     sigwait(&stop_signals, &signal_number);
     server.stop();
   });
-  fmt::print("cudojo serve: http://{}:{}/  data {}  workers {} ({} GPU{})  requeued {}\n", settings.host, port,
-             settings.data_dir.string(), dispatch.workers, gpus, gpus == 1 ? "" : "s", requeued);
+  fmt::print("cudojo serve: http://{}:{}/  data {}  workers {} ({} GPU{})  requeued {}\n", settings.host,
+             port, settings.data_dir.string(), dispatch.workers, gpus, gpus == 1 ? "" : "s", requeued);
   std::fflush(stdout);
   server.listen_after_bind();
   // Reached after a stop signal: let running jobs finish and record their verdicts.

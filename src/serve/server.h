@@ -15,9 +15,9 @@ namespace cudojo {
 struct ServeSettings {
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::filesystem::path data_dir;  // holds cudojo.sqlite3
-  int workers = -1;                // -1: one per visible GPU (at least one)
-  std::filesystem::path web_dir;   // index.html, app.js, style.css, node_modules/codemirror
+  std::filesystem::path data_dir;         // holds cudojo.sqlite3
+  int workers = -1;                       // -1: one per visible GPU (at least one)
+  std::filesystem::path web_dir;          // index.html, app.js, style.css, node_modules/codemirror
   std::filesystem::path calibration_dir;  // per-GPU reference figures (cudojo calibrate)
   ServeLimits limits;
   JudgeLimits judge_limits;

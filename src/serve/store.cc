@@ -5,9 +5,8 @@
 #include <openssl/rand.h>
 #include <sqlite3.h>
 
-#include <nlohmann/json.hpp>
-
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <regex>
 
 #include "report/report.h"
@@ -72,7 +71,8 @@ class Statement {
 
 // The columns every job query selects, in this order.
 constexpr const char* kJobColumns =
-    "id, learner_id, stage, source, state, phase, attempts, verdict, report, created_at, started_at, finished_at";
+    "id, learner_id, stage, source, state, phase, attempts, verdict, report, created_at, started_at, "
+    "finished_at";
 
 JobState parse_state(const std::string& text) {
   if (text == "running") return JobState::kRunning;
@@ -109,9 +109,12 @@ std::string random_token() {
 
 std::string_view to_string(JobState state) {
   switch (state) {
-    case JobState::kQueued: return "queued";
-    case JobState::kRunning: return "running";
-    case JobState::kDone: return "done";
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kDone:
+      return "done";
   }
   return "queued";
 }
@@ -195,7 +198,8 @@ std::optional<Learner> Store::find_learner_by_token(const std::string& token) {
 
 std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source) {
   std::lock_guard lock(mutex_);
-  Statement insert(db_, "INSERT INTO jobs (learner_id, stage, source, state, created_at) VALUES (?, ?, ?, 'queued', ?)");
+  Statement insert(
+      db_, "INSERT INTO jobs (learner_id, stage, source, state, created_at) VALUES (?, ?, ?, 'queued', ?)");
   insert.bind(1, learner_id).bind(2, stage).bind(3, source).bind(4, now_seconds());
   insert.step();
   return sqlite3_last_insert_rowid(db_);
@@ -218,8 +222,9 @@ std::int64_t Store::pending_count(std::int64_t learner_id) {
 
 std::int64_t Store::queue_position(std::int64_t job_id) {
   std::lock_guard lock(mutex_);
-  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < ?"
-                       " AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'queued')");
+  Statement query(db_,
+                  "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < ?"
+                  " AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'queued')");
   query.bind(1, job_id).bind(2, job_id);
   query.step();
   return query.integer(0);
@@ -231,12 +236,15 @@ std::optional<JobRecord> Store::claim_next() {
   try {
     std::optional<JobRecord> job;
     {
-      Statement next(db_, fmt::format("SELECT {} FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1", kJobColumns).c_str());
+      Statement next(
+          db_,
+          fmt::format("SELECT {} FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1", kJobColumns).c_str());
       if (next.step()) job = read_job(next);
     }
     if (job) {
-      Statement claim(db_, "UPDATE jobs SET state = 'running', phase = 'starting', attempts = attempts + 1,"
-                           " started_at = ? WHERE id = ?");
+      Statement claim(db_,
+                      "UPDATE jobs SET state = 'running', phase = 'starting', attempts = attempts + 1,"
+                      " started_at = ? WHERE id = ?");
       const double started = now_seconds();
       claim.bind(1, started).bind(2, job->id);
       claim.step();
@@ -262,8 +270,9 @@ void Store::set_phase(std::int64_t job_id, const std::string& phase) {
 
 bool Store::finish(std::int64_t job_id, const std::string& verdict, const std::string& report_json) {
   std::lock_guard lock(mutex_);
-  Statement update(db_, "UPDATE jobs SET state = 'done', phase = 'done', verdict = ?, report = ?, finished_at = ?"
-                        " WHERE id = ? AND state = 'running'");
+  Statement update(db_,
+                   "UPDATE jobs SET state = 'done', phase = 'done', verdict = ?, report = ?, finished_at = ?"
+                   " WHERE id = ? AND state = 'running'");
   update.bind(1, verdict).bind(2, report_json).bind(3, now_seconds()).bind(4, job_id);
   update.step();
   return sqlite3_changes(db_) == 1;
@@ -273,14 +282,17 @@ int Store::requeue_interrupted() {
   std::lock_guard lock(mutex_);
   Report report;
   report.verdict = Verdict::kInternalError;
-  report.message = fmt::format("the server stopped while running this job {} times; it was not run again",
-                               kMaxAttempts);
+  report.message =
+      fmt::format("the server stopped while running this job {} times; it was not run again", kMaxAttempts);
   const std::string gave_up = nlohmann::json(report).dump();
-  Statement fail(db_, "UPDATE jobs SET state = 'done', phase = 'done', verdict = 'internal_error', report = ?,"
-                      " finished_at = ? WHERE state = 'running' AND attempts >= ?");
+  Statement fail(db_,
+                 "UPDATE jobs SET state = 'done', phase = 'done', verdict = 'internal_error', report = ?,"
+                 " finished_at = ? WHERE state = 'running' AND attempts >= ?");
   fail.bind(1, gave_up).bind(2, now_seconds()).bind(3, std::int64_t{kMaxAttempts});
   fail.step();
-  Statement requeue(db_, "UPDATE jobs SET state = 'queued', phase = 'queued again after a restart' WHERE state = 'running'");
+  Statement requeue(
+      db_,
+      "UPDATE jobs SET state = 'queued', phase = 'queued again after a restart' WHERE state = 'running'");
   requeue.step();
   return sqlite3_changes(db_);
 }
@@ -293,15 +305,21 @@ std::optional<JobRecord> Store::job(std::int64_t job_id) {
   return read_job(query);
 }
 
-std::vector<JobRecord> Store::history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit) {
+std::vector<JobRecord> Store::history(std::int64_t learner_id, const std::optional<std::string>& stage,
+                                      int limit) {
   std::lock_guard lock(mutex_);
   std::vector<JobRecord> jobs;
   if (stage) {
-    Statement query(db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? AND stage = ? ORDER BY id DESC LIMIT ?", kJobColumns).c_str());
+    Statement query(
+        db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? AND stage = ? ORDER BY id DESC LIMIT ?",
+                         kJobColumns)
+                 .c_str());
     query.bind(1, learner_id).bind(2, *stage).bind(3, std::int64_t{limit});
     while (query.step()) jobs.push_back(read_job(query));
   } else {
-    Statement query(db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? ORDER BY id DESC LIMIT ?", kJobColumns).c_str());
+    Statement query(
+        db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? ORDER BY id DESC LIMIT ?", kJobColumns)
+                 .c_str());
     query.bind(1, learner_id).bind(2, std::int64_t{limit});
     while (query.step()) jobs.push_back(read_job(query));
   }

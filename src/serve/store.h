@@ -45,11 +45,11 @@ struct JobRecord {
   std::string stage;
   std::string source;
   JobState state = JobState::kQueued;
-  std::string phase;         // last progress reported ("queued", "compiled", "tests", ...)
+  std::string phase;  // last progress reported ("queued", "compiled", "tests", ...)
   int attempts = 0;
   std::optional<std::string> verdict;
   std::optional<std::string> report_json;
-  double created_at = 0;     // seconds since the epoch
+  double created_at = 0;  // seconds since the epoch
   std::optional<double> started_at;
   std::optional<double> finished_at;
 };
@@ -68,8 +68,8 @@ class Store {
   std::optional<Learner> find_learner_by_token(const std::string& token);
 
   std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source);
-  std::int64_t pending_count();                          // queued + running, everyone's
-  std::int64_t pending_count(std::int64_t learner_id);   // queued + running, one learner's
+  std::int64_t pending_count();                         // queued + running, everyone's
+  std::int64_t pending_count(std::int64_t learner_id);  // queued + running, one learner's
   // How many queued jobs are ahead of this one (0 when it is next or no longer queued).
   std::int64_t queue_position(std::int64_t job_id);
 

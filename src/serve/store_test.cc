@@ -4,9 +4,9 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 namespace cudojo {

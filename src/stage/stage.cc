@@ -1,12 +1,12 @@
 #include "stage/stage.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "contract/contract_info.h"
@@ -35,9 +35,7 @@ T required(const toml::table& table, std::string_view key, const fs::path& file)
 }
 
 void validate(const Stage& stage, const fs::path& file) {
-  auto fail = [&](std::string_view what) {
-    throw StageError(fmt::format("{}: {}", file.string(), what));
-  };
+  auto fail = [&](std::string_view what) { throw StageError(fmt::format("{}: {}", file.string(), what)); };
   if (stage.id.find('/') == std::string::npos) fail("id must look like '<track>/<number>'");
   if (!find_contract_info(stage.contract)) {
     fail(fmt::format("contract '{}' is not one the judge implements", stage.contract));
@@ -74,9 +72,7 @@ void validate(const Stage& stage, const fs::path& file) {
 
 }  // namespace
 
-std::string to_string(GateRule rule) {
-  return rule == GateRule::kTimeRatio ? "time_ratio" : "correctness";
-}
+std::string to_string(GateRule rule) { return rule == GateRule::kTimeRatio ? "time_ratio" : "correctness"; }
 
 Stage load_stage(const fs::path& directory) {
   const fs::path file = directory / "stage.toml";
@@ -84,8 +80,7 @@ Stage load_stage(const fs::path& directory) {
   try {
     table = toml::parse_file(file.string());
   } catch (const toml::parse_error& error) {
-    throw StageError(fmt::format("{}:{}: {}", file.string(), error.source().begin.line,
-                                 error.description()));
+    throw StageError(fmt::format("{}:{}: {}", file.string(), error.source().begin.line, error.description()));
   }
 
   Stage stage;
@@ -123,11 +118,12 @@ Stage load_stage(const fs::path& directory) {
     if (rule == "time_ratio") {
       stage.gate.rule = GateRule::kTimeRatio;
     } else if (rule != "correctness") {
-      throw StageError(fmt::format("{}: gate.rule '{}' is neither 'correctness' nor 'time_ratio'",
-                                   file.string(), rule));
+      throw StageError(
+          fmt::format("{}: gate.rule '{}' is neither 'correctness' nor 'time_ratio'", file.string(), rule));
     }
     stage.gate.max_time_ratio = (*gate)["max_time_ratio"].value_or(2.0);
-    if (auto ratio = (*gate)["min_sm_throughput_ratio"].value<double>()) stage.gate.min_sm_throughput_ratio = *ratio;
+    if (auto ratio = (*gate)["min_sm_throughput_ratio"].value<double>())
+      stage.gate.min_sm_throughput_ratio = *ratio;
   }
 
   validate(stage, file);
@@ -139,8 +135,8 @@ Stage load_stage(const fs::path& directory) {
 
 std::vector<Stage> load_course(const fs::path& course_root) {
   if (!fs::is_directory(course_root)) {
-    throw StageError(fmt::format("course folder {} does not exist (set --course or CUDOJO_COURSE)",
-                                 course_root.string()));
+    throw StageError(
+        fmt::format("course folder {} does not exist (set --course or CUDOJO_COURSE)", course_root.string()));
   }
   std::vector<fs::path> stage_dirs;
   for (const auto& track : fs::directory_iterator(course_root)) {
@@ -157,9 +153,8 @@ std::vector<Stage> load_course(const fs::path& course_root) {
   for (std::size_t a = 0; a < course.size(); ++a) {
     for (std::size_t b = 0; b < a; ++b) {
       if (course[a].id == course[b].id || course[a].slug_id() == course[b].slug_id()) {
-        throw StageError(fmt::format("{} and {} share the id or slug '{}'",
-                                     course[a].directory.string(), course[b].directory.string(),
-                                     course[a].id));
+        throw StageError(fmt::format("{} and {} share the id or slug '{}'", course[a].directory.string(),
+                                     course[b].directory.string(), course[a].id));
       }
     }
   }
@@ -188,8 +183,9 @@ std::string describe_launch(const Stage& stage) {
 
 std::string describe_gate(const Stage& stage) {
   if (stage.gate.rule == GateRule::kCorrectness) return "correctness: every test passes";
-  std::string text = fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
-                                 stage.gate.max_time_ratio);
+  std::string text =
+      fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
+                  stage.gate.max_time_ratio);
   if (stage.gate.min_sm_throughput_ratio) {
     text += fmt::format("; when slower than the reference, SM throughput >= {:.3g} x the reference's",
                         *stage.gate.min_sm_throughput_ratio);
@@ -221,8 +217,8 @@ void to_json(nlohmann::json& j, const Stage& stage) {
       {"launch",
        {{"threads_per_block", stage.launch.threads_per_block},
         {"dynamic_shared_bytes", stage.launch.dynamic_shared_bytes},
-        {"blocks", stage.launch.fixed_blocks ? nlohmann::json(*stage.launch.fixed_blocks)
-                                             : nlohmann::json(nullptr)}}},
+        {"blocks",
+         stage.launch.fixed_blocks ? nlohmann::json(*stage.launch.fixed_blocks) : nlohmann::json(nullptr)}}},
       {"tests",
        {{"sizes", stage.test_sizes},
         {"data", stage.data_sets},
@@ -231,8 +227,9 @@ void to_json(nlohmann::json& j, const Stage& stage) {
       {"gate",
        {{"rule", to_string(stage.gate.rule)},
         {"max_time_ratio", stage.gate.max_time_ratio},
-        {"min_sm_throughput_ratio", stage.gate.min_sm_throughput_ratio ? nlohmann::json(*stage.gate.min_sm_throughput_ratio)
-                                                                       : nlohmann::json(nullptr)}}},
+        {"min_sm_throughput_ratio", stage.gate.min_sm_throughput_ratio
+                                        ? nlohmann::json(*stage.gate.min_sm_throughput_ratio)
+                                        : nlohmann::json(nullptr)}}},
   };
 }
 

@@ -3,10 +3,9 @@
 // that contract is driven with. Adding a stage on an existing contract needs no C++ change.
 #pragma once
 
-#include <nlohmann/json_fwd.hpp>
-
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -39,8 +38,8 @@ struct GateSpec {
 };
 
 struct Stage {
-  std::string id;     // "reduction/3"
-  std::string slug;   // "block-tree"; "reduction/block-tree" is an alias of the id
+  std::string id;    // "reduction/3"
+  std::string slug;  // "block-tree"; "reduction/block-tree" is an alias of the id
   std::string title;
   std::string summary;
   std::string contract;

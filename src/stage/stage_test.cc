@@ -1,10 +1,10 @@
 #include "stage/stage.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 namespace cudojo {
 namespace {
@@ -25,13 +25,14 @@ class TempStage : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
   void write(const std::string& name, const std::string& text) { std::ofstream(dir_ / name) << text; }
   void write_stage(const std::string& extra_launch = "", const std::string& gate = "rule = \"correctness\"") {
-    write("stage.toml", "id = \"reduction/9\"\nslug = \"made-up\"\ntitle = \"t\"\nsummary = \"s\"\n"
-                        "contract = \"one_accumulator\"\nkernel = \"reduce\"\n"
-                        "[launch]\nthreads_per_block = 256\ndynamic_shared_bytes = 1024\n" +
-                            extra_launch +
-                            "[tests]\nsizes = [1, 257]\ndata = [\"exact\", \"random_signed\"]\n"
-                            "performance_size = 1024\nruns = 3\n[gate]\n" +
-                            gate + "\n");
+    write("stage.toml",
+          "id = \"reduction/9\"\nslug = \"made-up\"\ntitle = \"t\"\nsummary = \"s\"\n"
+          "contract = \"one_accumulator\"\nkernel = \"reduce\"\n"
+          "[launch]\nthreads_per_block = 256\ndynamic_shared_bytes = 1024\n" +
+              extra_launch +
+              "[tests]\nsizes = [1, 257]\ndata = [\"exact\", \"random_signed\"]\n"
+              "performance_size = 1024\nruns = 3\n[gate]\n" +
+              gate + "\n");
   }
   fs::path root_, dir_;
 };
@@ -66,9 +67,10 @@ TEST_F(TempStage, UnknownContractIsRefusedWithTheFileName) {
 }
 
 TEST_F(TempStage, ThreadsPerBlockMustBeWholeWarps) {
-  write("stage.toml", "id = \"reduction/9\"\nslug = \"m\"\ntitle = \"t\"\nsummary = \"s\"\n"
-                      "contract = \"one_accumulator\"\nkernel = \"reduce\"\n[launch]\nthreads_per_block = 100\n"
-                      "[tests]\nsizes = [1]\ndata = [\"exact\"]\nperformance_size = 1\n");
+  write("stage.toml",
+        "id = \"reduction/9\"\nslug = \"m\"\ntitle = \"t\"\nsummary = \"s\"\n"
+        "contract = \"one_accumulator\"\nkernel = \"reduce\"\n[launch]\nthreads_per_block = 100\n"
+        "[tests]\nsizes = [1]\ndata = [\"exact\"]\nperformance_size = 1\n");
   EXPECT_THROW(load_stage(dir_), StageError);
 }
 

@@ -3,7 +3,6 @@
 // exactly the path the queue, the limits and the restarts are about.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -11,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -34,7 +34,8 @@ class ServerProcess {
     if (pid_ == 0) {
       dup2(out[1], 1);
       close(out[0]);
-      std::vector<std::string> args = {testing::cudojo_binary(), "serve", "--port", "0", "--data-dir", data_dir.string()};
+      std::vector<std::string> args = {testing::cudojo_binary(), "serve", "--port", "0", "--data-dir",
+                                       data_dir.string()};
       args.insert(args.end(), extra.begin(), extra.end());
       std::vector<char*> argv;
       for (auto& arg : args) argv.push_back(arg.data());
@@ -68,8 +69,8 @@ class ServerProcess {
 class Api : public ::testing::Test {
  protected:
   void SetUp() override {
-    data_ = fs::temp_directory_path() /
-            ("cudojo_api_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    data_ = fs::temp_directory_path() / ("cudojo_api_" + std::to_string(getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(data_);
   }
   void TearDown() override {
@@ -91,11 +92,13 @@ class Api : public ::testing::Test {
     return json::parse(response->body)["token"];
   }
   httplib::Result submit(const std::string& token, const json& body) {
-    return client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, body.dump(), "application/json");
+    return client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, body.dump(),
+                         "application/json");
   }
   json wait_done(const std::string& token, std::int64_t id) {
     for (int i = 0; i < 300; ++i) {
-      auto response = client().Get(("/api/jobs/" + std::to_string(id)).c_str(), {{"Authorization", "Bearer " + token}});
+      auto response =
+          client().Get(("/api/jobs/" + std::to_string(id)).c_str(), {{"Authorization", "Bearer " + token}});
       if (response && response->status == 200) {
         json job = json::parse(response->body);
         if (job["state"] == "done") return job;
@@ -154,7 +157,8 @@ TEST_F(Api, BadRequestsGetAClearError) {
   auto unknown = submit(token, {{"stage", "reduction/99"}, {"source", "x"}});
   EXPECT_EQ(unknown->status, 400);
   EXPECT_NE(json::parse(unknown->body)["error"].get<std::string>().find("reduction/99"), std::string::npos);
-  auto bad_json = client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, "{not json", "application/json");
+  auto bad_json =
+      client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, "{not json", "application/json");
   EXPECT_EQ(bad_json->status, 400);
   EXPECT_EQ(submit(token, {{"stage", "reduction/3"}})->status, 400);
   EXPECT_EQ(submit("not-a-token", {{"stage", "reduction/3"}, {"source", "x"}})->status, 401);
@@ -186,7 +190,8 @@ TEST_F(Api, FullQueueAnswers429WithRetryAfter) {
 TEST_F(Api, OneLearnerCannotFillTheQueue) {
   start({"--workers", "0"});
   const std::string ada = sign_in("ada");
-  for (int i = 0; i < 4; ++i) EXPECT_EQ(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->status, 202);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->status, 202);
   EXPECT_EQ(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->status, 429);
   EXPECT_EQ(submit(sign_in("bob"), {{"stage", "reduction/2"}, {"source", "x"}})->status, 202);
 }
@@ -229,7 +234,8 @@ TEST_F(Api, AJobInterruptedWhileRunningRunsAgain) {
 TEST_F(Api, ConcurrentSubmissionsAllComplete) {
   start({"--workers", "2"});
   std::vector<std::string> tokens;
-  for (int learner = 0; learner < 4; ++learner) tokens.push_back(sign_in("learner" + std::to_string(learner)));
+  for (int learner = 0; learner < 4; ++learner)
+    tokens.push_back(sign_in("learner" + std::to_string(learner)));
   std::mutex mutex;
   std::vector<std::pair<std::string, std::int64_t>> jobs;
   std::vector<std::thread> threads;
@@ -258,7 +264,8 @@ TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
   start();
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
   auto response = submit(ada, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
-  const std::string path = "/api/jobs/" + std::to_string(json::parse(response->body)["id"].get<std::int64_t>());
+  const std::string path =
+      "/api/jobs/" + std::to_string(json::parse(response->body)["id"].get<std::int64_t>());
   EXPECT_EQ(client().Get(path.c_str(), {{"Authorization", "Bearer " + bob}})->status, 404);
   EXPECT_EQ(client().Get(path.c_str())->status, 401);
   EXPECT_EQ(client().Get("/api/jobs/abc", {{"Authorization", "Bearer " + ada}})->status, 404);

@@ -2,10 +2,10 @@
 // and real NVRTC. On a machine with a GPU the no_device test skips (the GPU tests cover that path).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "run_cli.h"
 
@@ -64,7 +64,8 @@ TEST(CliShow, UnknownStageIsAUsageErrorListingTheStages) {
 TEST(CliStarter, PrintsACompleteKernelFile) {
   auto result = run_cli("starter reduction/4");
   ASSERT_EQ(result.exit_code, 0);
-  EXPECT_NE(result.out.find("__global__ void block_sum(const float* X, float* partial, int N)"), std::string::npos);
+  EXPECT_NE(result.out.find("__global__ void block_sum(const float* X, float* partial, int N)"),
+            std::string::npos);
 }
 
 TEST(CliCheck, MissingFileIsAUsageError) {
@@ -116,7 +117,8 @@ TEST(CliCheck, OversizeSourceIsRefused) {
 
 TEST(CliCheck, WithoutAGpuTheKernelStillCompilesThenNoDevice) {
   if (gpu_present()) GTEST_SKIP() << "a GPU is present; the GPU tests cover the full path";
-  auto starter = run_cli("check reduction/3 " + testing::course_file("03-block-tree/reference.cu") + " --json");
+  auto starter =
+      run_cli("check reduction/3 " + testing::course_file("03-block-tree/reference.cu") + " --json");
   EXPECT_EQ(starter.exit_code, 2);
   auto report = nlohmann::json::parse(starter.out);
   EXPECT_EQ(report["verdict"], "no_device");

@@ -1,6 +1,7 @@
 // End-to-end tests that need a GPU. Without one they skip, saying why (ctest label "gpu").
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "run_cli.h"
