@@ -127,41 +127,70 @@ constexpr std::int64_t kSanitizeSize = 1000;
 constexpr double kSanitizerBudgetMs = 60'000;
 
 // Runs one compute-sanitizer tool over a worker in "sanitize" mode; returns its log.
+// A file a tool writes its log into, removed when it goes out of scope.
+class ToolLog {
+ public:
+  explicit ToolLog(const char* prefix) : path_(std::string("/tmp/") + prefix + "-XXXXXX") {
+    const int fd = mkstemp(path_.data());
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file for a tool's log");
+    close(fd);
+  }
+  ~ToolLog() { std::remove(path_.c_str()); }
+  ToolLog(const ToolLog&) = delete;
+  ToolLog& operator=(const ToolLog&) = delete;
+  const std::string& path() const { return path_; }
+  std::string read() const {
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::string path_;
+};
+
+// Runs a worker on `job`, behind `prefix` (a tool and its options, or nothing), within the tool
+// budget; returns its result message, or nullopt when it sent none (a tool may not pass fd 3 on).
+std::optional<nlohmann::json> run_tool_worker(const CheckRequest& request, const Job& job,
+                                              std::vector<std::string> argv) {
+  argv.push_back(request.worker_executable);
+  argv.push_back("worker");
+  WorkerProcess worker(argv, request.limits.max_output_bytes, request.worker_environment);
+  worker.send_job(nlohmann::json(job).dump());
+  const auto deadline = after_ms(kSanitizerBudgetMs);
+  std::optional<nlohmann::json> result;
+  std::string line;
+  for (;;) {
+    const auto wait = worker.next_message(deadline, line);
+    if (wait == WorkerProcess::Wait::kMessage) {
+      auto message = nlohmann::json::parse(line, nullptr, false);
+      if (!message.is_discarded() && message.value("event", "") == "result") result = message;
+      continue;
+    }
+    if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
+    break;
+  }
+  worker.wait();
+  return result;
+}
+
+// Runs one compute-sanitizer tool over a worker in "sanitize" mode; returns its log.
 std::string run_sanitizer_tool(const CheckRequest& request, const std::string& sanitizer,
                                const std::string& tool, const Job& base_job, double& seconds) {
   const auto started = Clock::now();
-  char path[] = "/tmp/cudojo-sanitizer-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file for the sanitizer log");
-  close(fd);
+  ToolLog log("cudojo-sanitizer");
   Job job = base_job;
   job.mode = "sanitize";
   job.tool_size = kSanitizeSize;
-  {
-    WorkerProcess worker({sanitizer, "--tool", tool, "--log-file", path, "--print-limit", "20",
-                          request.worker_executable, "worker"},
-                         request.limits.max_output_bytes, request.worker_environment);
-    worker.send_job(nlohmann::json(job).dump());
-    const auto deadline = after_ms(kSanitizerBudgetMs);
-    std::string line;
-    for (;;) {
-      const auto wait = worker.next_message(deadline, line);
-      if (wait == WorkerProcess::Wait::kMessage) continue;
-      if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
-      break;
-    }
-    worker.wait();
-  }
-  std::ifstream in(path);
-  std::stringstream log;
-  log << in.rdbuf();
+  run_tool_worker(request, job, {sanitizer, "--tool", tool, "--log-file", log.path(), "--print-limit", "20"});
+  const std::string text = log.read();
   // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
   if (const char* keep = std::getenv("CUDOJO_KEEP_SANITIZER_LOGS"); keep && *keep) {
-    std::ofstream(std::string(keep) + "/" + tool + "-" + request.file_name + ".txt") << log.str();
+    std::ofstream(std::string(keep) + "/" + tool + "-" + request.file_name + ".txt") << text;
   }
-  std::remove(path);
   seconds = std::chrono::duration<double>(Clock::now() - started).count();
-  return log.str();
+  return text;
 }
 
 // A sanitizer finding whose code the tests already reported gives that finding its line rather
@@ -206,32 +235,13 @@ void run_sanitizers(const CheckRequest& request, const Job& job, Report& report)
   report.sanitizer.ran = true;
 }
 
-// Runs a worker in profile mode (optionally under ncu) and returns its result message, or null.
+// A worker in profile mode, measuring with CUPTI itself or, under ncu, only launching.
 std::optional<nlohmann::json> run_profile_worker(const CheckRequest& request, const Job& base_job,
                                                  const std::vector<std::string>& prefix, bool use_cupti) {
   Job job = base_job;
   job.mode = "profile";
   job.use_cupti = use_cupti;
-  std::vector<std::string> argv = prefix;
-  argv.push_back(request.worker_executable);
-  argv.push_back("worker");
-  WorkerProcess worker(argv, request.limits.max_output_bytes, request.worker_environment);
-  worker.send_job(nlohmann::json(job).dump());
-  const auto deadline = after_ms(kSanitizerBudgetMs);
-  std::optional<nlohmann::json> result;
-  std::string line;
-  for (;;) {
-    const auto wait = worker.next_message(deadline, line);
-    if (wait == WorkerProcess::Wait::kMessage) {
-      auto message = nlohmann::json::parse(line, nullptr, false);
-      if (!message.is_discarded() && message.value("event", "") == "result") result = message;
-      continue;
-    }
-    if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
-    break;
-  }
-  worker.wait();
-  return result;
+  return run_tool_worker(request, job, prefix);
 }
 
 // Metrics for the reference and the submission, one launch each at the performance size: the
@@ -261,19 +271,13 @@ void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
         fmt::format("metrics unavailable: CUPTI: {}; ncu was not found", cupti_error);
     return;
   }
-  char path[] = "/tmp/cudojo-ncu-XXXXXX";
-  const int fd = mkstemp(path);
-  if (fd < 0) return;
-  close(fd);
+  ToolLog csv("cudojo-ncu");
   std::string names;
   for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;
-  run_profile_worker(
-      request, job, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", path}, false);
-  std::ifstream in(path);
-  std::stringstream csv;
-  csv << in.rdbuf();
-  std::remove(path);
-  const ProfileResult parsed = parse_ncu_csv(csv.str());
+  run_profile_worker(request, job,
+                     {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
+                     false);
+  const ProfileResult parsed = parse_ncu_csv(csv.read());
   if (parsed.ok && parsed.kernels.size() >= 2) {
     report.metrics.reference_kernel = parsed.kernels[0];
     report.metrics.kernel = parsed.kernels[1];
