@@ -4,7 +4,8 @@
 #   scripts/gpu-check.sh [TRANSCRIPT]     default: evidence/<UTC date>-<gpu>-check.txt
 # It runs: the GPU end-to-end tests; every reference and starter; the early-return kernel ten
 # times; a hanging kernel followed by a normal check; the whole submission corpus against the
-# expectations in each file's first line; and the wall time of a full check. Exit 0 only if
+# expectations in each file's first line (`finding=code@line` also checks the line); the known
+# gaps; and the wall time of a full check. Exit 0 only if
 # every expectation held.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -94,10 +95,14 @@ want = dict(kv.split("=", 1) for kv in os.environ["EXPECT"].replace(" output=", 
 codes = [f["code"] for f in r["findings"]]
 problems = []
 if r["verdict"] != want["verdict"]: problems.append("verdict")
-if "finding" in want and want["finding"] not in codes: problems.append("finding " + want["finding"])
+if "finding" in want:
+    code, _, line = want["finding"].partition("@")
+    lines = [f.get("line") for f in r["findings"] if f["code"] == code]
+    if not lines: problems.append("finding " + code)
+    elif line and int(line) not in lines: problems.append("%s at line %s, not %s" % (code, line, lines))
 if "error" in want and r.get("error_name") != want["error"]: problems.append("error %s" % r.get("error_name"))
 if "output" in want and want["output"] not in r["output"]["captured"]: problems.append("output")
-got = r["verdict"] + ("(" + ",".join(codes) + ")" if codes else "")
+got = r["verdict"] + ("(" + ",".join(f["code"] + ("@%d" % f["line"] if f.get("line") else "") for f in r["findings"]) + ")" if codes else "")
 print("%s %s" % (got, "ok" if not problems else "MISMATCH: " + "; ".join(problems)))
 ' <<<"$report")
   printf '%-42s %-22s %s\n' "${file#tests/submissions/}" "$(echo "$expectation" | cut -d' ' -f1 | cut -d= -f2)" "$result"
@@ -105,7 +110,15 @@ print("%s %s" % (got, "ok" if not problems else "MISMATCH: " + "; ".join(problem
 done
 echo
 
-echo "## 6. Wall time of a full check (reduction/3 reference.cu)"
+echo "## 6. Known gaps: tests/known_gaps (verdicts reported, nothing expected)"
+for file in tests/known_gaps/*.cu; do
+  printf '%s: ' "$file"
+  $cudojo check reduction/3 "$file" --json |
+    field '"%s %s" % (r["verdict"], ",".join(f["code"] for f in r["findings"]) or "(no findings)")'
+done
+echo
+
+echo "## 7. Wall time of a full check (reduction/3 reference.cu)"
 echo "without the sanitizer pass (--no-sanitize), 5 runs:"
 for run in 1 2 3 4 5; do
   start=$(date +%s%N)

@@ -40,12 +40,16 @@ std::string cap(std::string text, std::size_t limit) {
 // RAII owner of an nvrtcProgram.
 class Program {
  public:
-  Program(const std::string& source, const std::string& name) {
+  Program(const std::string& source, const std::string& name, const CompileRequest& request) {
     std::vector<const char*> header_texts;
     std::vector<const char*> header_names;
     for (const auto& shim : shim_headers()) {
       header_texts.push_back(shim.content.data());
       header_names.push_back(shim.name.data());
+    }
+    if (!request.pre_include_name.empty()) {
+      header_texts.push_back(request.pre_include_text.c_str());
+      header_names.push_back(request.pre_include_name.c_str());
     }
     status_ =
         nvrtcCreateProgram(&program_, source.c_str(), name.c_str(), static_cast<int>(header_texts.size()),
@@ -168,7 +172,7 @@ CompileResult compile_kernel(const CompileRequest& request) {
       "}}\n",
       request.kernel_name, request.kernel_pointer_type);
 
-  Program program(program_text, request.file_name);
+  Program program(program_text, request.file_name, request);
   if (program.status() != NVRTC_SUCCESS) {
     throw std::runtime_error(fmt::format("nvrtcCreateProgram: {}", nvrtcGetErrorString(program.status())));
   }
@@ -177,8 +181,10 @@ CompileResult compile_kernel(const CompileRequest& request) {
   const std::string arch_option = "-arch=" + request.arch;
   const std::string include_option = "-I" + request.cuda_include_dir;
   const std::string cccl_option = "-I" + request.cuda_include_dir + "/cccl";
-  const std::vector<const char*> options = {arch_option.c_str(),    "-lineinfo",         "-std=c++17",
-                                            include_option.c_str(), cccl_option.c_str(), "-DCUDOJO=1"};
+  std::vector<const char*> options = {arch_option.c_str(),    "-lineinfo",         "-std=c++17",
+                                      include_option.c_str(), cccl_option.c_str(), "-DCUDOJO=1"};
+  const std::string pre_include_option = "--pre-include=" + request.pre_include_name;
+  if (!request.pre_include_name.empty()) options.push_back(pre_include_option.c_str());
   const nvrtcResult compiled =
       nvrtcCompileProgram(program.get(), static_cast<int>(options.size()), options.data());
 

@@ -27,6 +27,9 @@ struct CompileRequest {
   std::string cuda_include_dir;  // the toolkit's include/ (cooperative_groups, cuda/std, cub)
   std::size_t max_source_bytes = 64 * 1024;
   std::size_t max_log_bytes = 32 * 1024;
+  // A judge header compiled in front of the source (NVRTC --pre-include), from memory; empty: none.
+  std::string pre_include_name;
+  std::string pre_include_text;
 };
 
 struct CompileResult {

@@ -47,11 +47,14 @@ class CounterDriver : public ContractDriver {
     outcome.bytes_read_per_launch = 0;
   }
 
-  void launch_once_for_tools(ContractContext& context, std::int64_t, const LoadedKernel& kernel) override {
+  void launch_once_for_tools(ContractContext& context, std::int64_t, const LoadedKernel& kernel,
+                             const LaunchMarks& marks) override {
     allocate(context);
     CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
     context.gpu.sync_judge();
+    if (marks.before) marks.before();
     launch_kernel(context, kernel, &kernel == &context.submission);
+    if (marks.after) marks.after();
   }
 
  private:

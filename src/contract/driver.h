@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "check/outcome.h"
+#include "measure/profiler.h"
 #include "measure/stats.h"
 #include "report/report.h"
 #include "run/gpu.h"
@@ -56,9 +57,10 @@ class ContractDriver {
   // Interleaved timing of submission and reference at the performance size.
   virtual void measure(ContractContext& context, ContractOutcome& outcome) = 0;
   // One launch of `kernel` (the submission or the reference) on exact data of size n, in buffers
-  // of exactly that size (no guard region, no poisoning): what a sanitizer or a profiler watches.
-  virtual void launch_once_for_tools(ContractContext& context, std::int64_t n,
-                                     const LoadedKernel& kernel) = 0;
+  // of exactly that size (no guard region, no poisoning): what a sanitizer, a profiler or the
+  // barrier check watches. `marks` run right before the launch and after it finished.
+  virtual void launch_once_for_tools(ContractContext& context, std::int64_t n, const LoadedKernel& kernel,
+                                     const LaunchMarks& marks) = 0;
 };
 
 std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract);

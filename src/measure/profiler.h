@@ -28,13 +28,28 @@ struct ProfileResult {
   std::string source;                  // "cupti" or "ncu"
   std::string error;                   // why not, when !ok
   std::vector<KernelMetrics> kernels;  // in launch order
+  int passes = 0;                      // replay passes CUPTI asked for
+  int ranges_per_pass = 0;             // as recorded: one per kernel (two if the flush counted)
 };
 
 // The metric names, as both CUPTI and ncu spell them.
 const std::vector<std::string>& profiler_metric_names();
 
-// Profiles every kernel `launch_all` launches on the current device (one range per kernel).
-ProfileResult profile_with_cupti(int device, const std::function<void()>& launch_all);
+// Marks around one kernel launch in a tool run: `before` once the kernel's input is in place,
+// right before it is launched; `after` once it has finished. The profiler flushes the L2 in
+// `before`, so the kernel reads its input from DRAM as it does in a timed launch.
+struct LaunchMarks {
+  std::function<void()> before;
+  std::function<void()> after;
+};
+// One kernel to profile: prepares its input, launches, and calls the marks around the launch.
+// It runs once per replay pass.
+using ProfiledLaunch = std::function<void(const LaunchMarks&)>;
+
+// Profiles `launches` on the current device, one range per kernel, replaying all of them for as
+// many passes as the metrics need, with `flush_l2` before every launch.
+ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
+                                 const std::function<void()>& flush_l2);
 
 // Reads `ncu --csv --metrics ...` output: one KernelMetrics per profiled kernel ID, in ID order.
 ProfileResult parse_ncu_csv(const std::string& csv);

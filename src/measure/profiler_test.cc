@@ -49,7 +49,16 @@ TEST(NcuCsv, NoRowsIsAnExplainedFailure) {
 
 TEST(Cupti, MissingLibraryOrDeviceIsAnExplanationNotACrash) {
   // Without a GPU (CI) this must fail politely; with one it must succeed or say why.
-  ProfileResult result = profile_with_cupti(0, [] {});
+  int launches = 0;
+  ProfileResult result = profile_with_cupti(
+      0, {[&](const LaunchMarks& marks) {
+        marks.before();
+        ++launches;
+        marks.after();
+      }},
+      [] {});
+  if (!result.ok) EXPECT_FALSE(result.error.empty());
+  if (result.ok) EXPECT_GE(launches, result.passes);
   if (!result.ok) EXPECT_FALSE(result.error.empty());
 }
 

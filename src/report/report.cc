@@ -88,7 +88,8 @@ void to_json(nlohmann::json& j, const Report& report) {
       {"reference_kernel_duration_ms",
        m.reference_kernel ? nlohmann::json(m.reference_kernel->duration_ms) : nlohmann::json(nullptr)},
       {"metrics_source", m.metrics_source},
-      {"metrics_note", m.metrics_note}};
+      {"metrics_note", m.metrics_note},
+      {"metrics_passes", m.metrics_passes}};
   j["gate"] = optional_json(report.gate);
   j["determinism"] = nlohmann::json::array();
   for (const auto& d : report.determinism) {
@@ -107,6 +108,10 @@ void to_json(nlohmann::json& j, const Report& report) {
     j["sanitizer"]["tools"].push_back(
         {{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", tool.seconds}});
   }
+  j["barrier_check"] = {{"ran", report.barrier_check.ran},
+                        {"n", report.barrier_check.n},
+                        {"arrivals", report.barrier_check.arrivals},
+                        {"note", report.barrier_check.note}};
   const CalibrationUse& c = report.calibration;
   j["calibration"] = {{"file", c.file},
                       {"measured_at", c.measured_at},
@@ -161,10 +166,18 @@ void from_json(const nlohmann::json& j, Report& report) {
   }
   report.metrics.metrics_source = m.value("metrics_source", "");
   report.metrics.metrics_note = m.value("metrics_note", "");
+  report.metrics.metrics_passes = m.value("metrics_passes", 0);
   report.gate = optional_from<GateResult>(j, "gate");
   for (const auto& d : j.value("determinism", nlohmann::json::array())) {
     report.determinism.push_back(
         {d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"), d.at("max")});
+  }
+  if (j.contains("barrier_check")) {
+    const auto& barriers = j.at("barrier_check");
+    report.barrier_check.ran = barriers.value("ran", false);
+    report.barrier_check.n = barriers.value("n", std::int64_t{0});
+    report.barrier_check.arrivals = barriers.value("arrivals", std::uint64_t{0});
+    report.barrier_check.note = barriers.value("note", "");
   }
   if (j.contains("sanitizer")) {
     const auto& sanitizer = j.at("sanitizer");

@@ -48,6 +48,7 @@ struct Metrics {
   std::optional<KernelMetrics> reference_kernel;
   std::string metrics_source;  // "cupti", "ncu", or "" when unavailable
   std::string metrics_note;    // "metrics unavailable: ..." when they are
+  int metrics_passes = 0;      // CUPTI replay passes (each replays reference and submission)
 };
 
 struct DeterminismResult {
@@ -71,6 +72,15 @@ struct SanitizerSummary {
   bool ran = false;
   std::vector<SanitizerToolRun> tools;
   std::string note;  // why it did not run, when it did not
+};
+
+// The counted-barrier launch (compile/barrier_instrumentation.h): whether it ran, how many
+// barrier arrivals it saw, and why not when it did not (its finding goes to findings).
+struct BarrierCheckSummary {
+  bool ran = false;
+  std::int64_t n = 0;  // the size of the one launch
+  std::uint64_t arrivals = 0;
+  std::string note;
 };
 
 // Where the gate's reference figures came from, and the previous stage's calibrated reference.
@@ -102,6 +112,7 @@ struct Report {
   std::optional<GateResult> gate;
   std::vector<DeterminismResult> determinism;
   SanitizerSummary sanitizer;
+  BarrierCheckSummary barrier_check;
   CalibrationUse calibration;
   CapturedOutput output;
   std::optional<std::string> error_name;  // CUDA's name for a fault, or for a missing device

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <sstream>
@@ -101,6 +102,22 @@ std::string render_text(const Report& report, bool colour) {
             tool.seconds);
       }
       out << "\n";
+    }
+  }
+
+  if (report.barrier_check.ran || !report.barrier_check.note.empty()) {
+    out << "\n" << p.bold("Barriers") << "    ";
+    if (!report.barrier_check.ran) {
+      out << p.warn("not checked") << ": " << report.barrier_check.note << "\n";
+    } else if (report.barrier_check.arrivals == 0) {
+      out << "no __syncthreads() ran\n";
+    } else {
+      const bool divergent = std::any_of(report.findings.begin(), report.findings.end(),
+                                         [](const Finding& f) { return f.code == "divergent_barrier"; });
+      out << (divergent ? p.bad("reached by part of a block") : p.good("every thread reached every barrier"))
+          << p.dim(fmt::format("  ({} arrivals counted at n={})", report.barrier_check.arrivals,
+                               report.barrier_check.n))
+          << "\n";
     }
   }
 

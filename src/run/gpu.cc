@@ -88,6 +88,18 @@ void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void*
       cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
 }
 
+std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size_t count) const {
+  void* address = nullptr;
+  std::size_t bytes = 0;
+  if (cudaLibraryGetGlobal(&address, &bytes, library_, name) != cudaSuccess) {
+    cudaGetLastError();  // a missing symbol is an answer, not a sticky error
+    return {};
+  }
+  std::vector<std::uint32_t> values(std::min(count, bytes / sizeof(std::uint32_t)));
+  CUDOJO_CUDA(cudaMemcpy(values.data(), address, values.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  return values;
+}
+
 GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
   CUDOJO_CUDA(cudaSetDevice(device));
   cudaDeviceProp prop{};
@@ -113,6 +125,9 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
   probe_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_read_probe", 0);
   l2_flush_ = DeviceBuffer<unsigned char>(
       std::max<std::size_t>(2 * static_cast<std::size_t>(prop.l2CacheSize), 1 << 20));
+  l2_flush_sink_ = DeviceBuffer<float>(1);
+  CUDOJO_CUDA(cudaMemsetAsync(l2_flush_.get(), 0, l2_flush_.bytes(), stream_));
+  sync_judge();
 }
 
 GpuSession::~GpuSession() {
@@ -131,7 +146,13 @@ void GpuSession::poison_shared(float pattern) {
 }
 
 void GpuSession::flush_l2() {
-  CUDOJO_CUDA(cudaMemsetAsync(l2_flush_.get(), 0x5A, l2_flush_.bytes(), stream_));
+  // Reading, not writing: a write flush leaves the L2 full of dirty lines, and the next kernel
+  // would pay for writing them back (CUPTI counted that as the kernel's own DRAM traffic).
+  const float4* pointer = reinterpret_cast<const float4*>(l2_flush_.get());
+  long long count = static_cast<long long>(l2_flush_.bytes() / sizeof(float4));
+  float* sink = l2_flush_sink_.get();
+  void* args[] = {&pointer, &count, &sink};
+  probe_kernel_->launch(dim3(info_.sm_count * 4), dim3(512), 0, args, stream_);
 }
 
 double GpuSession::measure_peak_read_gbps() {

@@ -65,6 +65,9 @@ class LoadedKernel {
   LoadedKernel& operator=(const LoadedKernel&) = delete;
 
   void launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args, cudaStream_t stream) const;
+  // Copies the loaded code's __device__ variable `name` (an extern "C" name) to the host, at most
+  // `count` elements; empty when the code has no such variable.
+  std::vector<std::uint32_t> read_global(const char* name, std::size_t count) const;
 
  private:
   cudaLibrary_t library_ = nullptr;
@@ -83,7 +86,8 @@ class GpuSession {
 
   // Fills every SM's shared memory with `pattern` so the next kernel finds it there.
   void poison_shared(float pattern);
-  // Evicts the L2 by writing a buffer twice its size (outside any timed region).
+  // Evicts the L2 by reading a buffer twice its size (outside any timed region); what is left
+  // behind is clean, so the next kernel neither hits its input in the L2 nor writes back lines.
   void flush_l2();
   // Best of several timed full reads of a 1 GiB buffer; stored in info().peak_read_gbps.
   double measure_peak_read_gbps();
@@ -104,6 +108,7 @@ class GpuSession {
   std::unique_ptr<LoadedKernel> probe_kernel_;
   int poison_shared_bytes_ = 0;
   DeviceBuffer<unsigned char> l2_flush_;
+  DeviceBuffer<float> l2_flush_sink_;
 };
 
 // Judge kernels are plain CUDA C++ compiled by NVRTC, like a submission, so the build needs no

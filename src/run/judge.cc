@@ -260,6 +260,7 @@ void run_profiler(const CheckRequest& request, const Job& job, Report& report) {
       report.metrics.kernel = profile["kernels"][1].get<KernelMetrics>();
       report.metrics.metrics_source = "cupti";
       report.metrics.metrics_note = profile.value("error", "");
+      report.metrics.metrics_passes = profile.value("passes", 0);
       return;
     }
     cupti_error = profile.value(

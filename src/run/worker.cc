@@ -11,7 +11,9 @@
 #include <iterator>
 #include <memory>
 
+#include "check/barriers.h"
 #include "common/cuda_check.h"
+#include "compile/barrier_instrumentation.h"
 #include "compile/nvrtc_compiler.h"
 #include "contract/contract_info.h"
 #include "contract/driver.h"
@@ -97,23 +99,60 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   }
 }
 
+// The barrier check: the counted build of the submission, launched once at the tool size on its
+// own buffers, after the tests and before anything is timed. Runs only learner code that already
+// ran in the tests; a fault here is still the learner's (the caller catches it).
+void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver, CompileResult& counted_build,
+                    PhaseAnnouncer& announce, Report& report) {
+  BarrierCheckSummary& summary = report.barrier_check;
+  if (!counted_build.ok) {
+    summary.note = "the counted build did not compile (the submission redefines a barrier name?); barriers "
+                   "were not checked";
+    return;
+  }
+  LoadedKernel counted(counted_build.cubin, counted_build.lowered_name, job.stage.launch.dynamic_shared_bytes);
+  ContractContext context{job.stage, gpu, counted, counted, job.seed, announce};
+  announce.phase("barrier check", 1);
+  driver.launch_once_for_tools(context, job.tool_size, counted, {});
+  BarrierCounts counts;
+  const auto shape = counted.read_global(kBarrierShapeSymbol, 2);
+  if (shape.size() == 2) {
+    counts.threads_per_block = shape[0];
+    counts.blocks = shape[1];
+  }
+  const std::uint64_t threads = static_cast<std::uint64_t>(counts.threads_per_block) * counts.blocks;
+  counts.passes_per_thread =
+      counted.read_global(kBarrierPassesSymbol, std::min<std::uint64_t>(threads, kBarrierThreadSlots));
+  counts.arrivals_per_line = counted.read_global(kBarrierLinesSymbol, kBarrierLineSlots);
+  summary.ran = true;
+  summary.n = job.tool_size;
+  for (const auto arrivals : counts.arrivals_per_line) summary.arrivals += arrivals;
+  if (auto finding = divergent_barrier_finding(counts)) report.findings.push_back(*finding);
+}
+
 // Profile mode: the reference, then the submission, once each at the performance size.
 int profile(const Job& job, GpuSession& gpu, ContractDriver& driver, const LoadedKernel& submission,
             const LoadedKernel& reference, PhaseAnnouncer& announce, Report& report) {
   ContractContext context{job.stage, gpu, submission, reference, job.seed, announce};
   const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-  auto launch_both = [&] {
-    driver.launch_once_for_tools(context, n, reference);
-    driver.launch_once_for_tools(context, n, submission);
-  };
   nlohmann::json profile_json;
   try {
     if (job.use_cupti) {
-      const ProfileResult result = profile_with_cupti(0, launch_both);
-      profile_json = {
-          {"ok", result.ok}, {"source", result.source}, {"error", result.error}, {"kernels", result.kernels}};
+      const std::vector<ProfiledLaunch> launches = {
+          [&](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, reference, marks); },
+          [&](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, submission, marks); },
+      };
+      const ProfileResult result = profile_with_cupti(0, launches, [&] { gpu.flush_l2(); });
+      profile_json = {{"ok", result.ok},
+                      {"source", result.source},
+                      {"error", result.error},
+                      {"passes", result.passes},
+                      {"ranges_per_pass", result.ranges_per_pass},
+                      {"kernels", result.kernels}};
     } else {
-      launch_both();
+      // ncu flushes the caches itself before each kernel it profiles.
+      driver.launch_once_for_tools(context, n, reference, {});
+      driver.launch_once_for_tools(context, n, submission, {});
       profile_json = {
           {"ok", true}, {"source", "launched for ncu"}, {"error", ""}, {"kernels", nlohmann::json::array()}};
     }
@@ -156,8 +195,19 @@ int run_job(const Job& job) {
       return compile_kernel(compile_request(job, job.reference_source, "reference.cu", arch));
     });
   }
+  // The counted build for the barrier check, only where the tests run.
+  std::future<CompileResult> counted_future;
+  if (!tool_run && !profile_run) {
+    counted_future = std::async(std::launch::async, [&] {
+      CompileRequest request = compile_request(job, job.source, job.file_name, arch);
+      request.pre_include_name = std::string(kBarrierHeaderName);
+      request.pre_include_text = std::string(barrier_check_header());
+      return compile_kernel(request);
+    });
+  }
   CompileResult submission = compile_kernel(compile_request(job, job.source, job.file_name, arch));
   CompileResult reference = tool_run ? CompileResult{} : reference_future.get();
+  CompileResult counted_build = counted_future.valid() ? counted_future.get() : CompileResult{};
 
   report.compile.ok = submission.ok;
   report.compile.arch = arch;
@@ -214,7 +264,7 @@ int run_job(const Job& job) {
     // The submission stands in for the reference: nothing but the one launch runs.
     ContractContext context{job.stage, gpu, *submission_kernel, *submission_kernel, job.seed, announce};
     try {
-      driver->launch_once_for_tools(context, job.tool_size, *submission_kernel);
+      driver->launch_once_for_tools(context, job.tool_size, *submission_kernel, {});
     } catch (const LearnerFault& fault) {
       report.error_name = fault.error_name();
       report.message = fault.what();
@@ -238,6 +288,7 @@ int run_job(const Job& job) {
     report.tests = outcome.tests;
     report.findings = outcome.findings.finish();
     report.determinism = outcome.determinism;
+    check_barriers(job, gpu, *driver, counted_build, announce, report);
     const bool correct =
         std::all_of(report.tests.begin(), report.tests.end(), [](const TestResult& t) { return t.ok; }) &&
         report.findings.empty();

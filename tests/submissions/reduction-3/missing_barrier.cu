@@ -1,4 +1,4 @@
-// expect: verdict=wrong_answer finding=shared_race
+// expect: verdict=wrong_answer finding=shared_race@11
 // The fold has no barrier between steps: a step can read a slot the previous step has not
 // written yet. Often the sum still comes out right.
 __global__ void reduce(const float* X, float* out, int N) {

@@ -1,5 +1,6 @@
-// known gap (issue 3): wrong, yet accepted on the H200: compute-sanitizer synccheck and racecheck both report it clean.
-// The barrier sits inside the branch, so only the threads still folding reach it.
+// expect: verdict=wrong_answer finding=divergent_barrier@13
+// The barrier sits inside the branch, so only the threads still folding reach it. On an H200 the
+// sums come out right and compute-sanitizer's synccheck reports nothing; the barrier check sees it.
 __global__ void reduce(const float* X, float* out, int N) {
     extern __shared__ float s[];
     int tid = threadIdx.x;
