@@ -31,7 +31,7 @@ gate() {
   $cudojo check "$1" "$2" --json --no-sanitize | EXPECTED=$3 python3 -c '
 import json, os, sys
 r = json.load(sys.stdin); m = r["metrics"]; g = r.get("gate") or {}
-print("  verdict %s; time %.4f ms vs reference %.4f ms in this run (%.2fx)" % (r["verdict"], m["time_ms"]["median_ms"], m["reference_time_ms"]["median_ms"], m["time_ratio"]))
+print("  verdict %s; time %.4f ms vs reference %.4f ms in this run (%.2fx)" % (r["verdict"], m["time_ms"]["median"], m["reference_time_ms"]["median"], m["time_ratio"]))
 print("  SM throughput %s%% (reference in this run %s%%, by %s)" % (m.get("sm_throughput_pct"), m.get("reference_sm_throughput_pct"), m.get("metrics_source")))
 print("  gate: %s -> %s" % (g.get("rule"), "passed" if g.get("passed") else "FAILED"))
 print("  calibration file: %s (measured %s)" % (r["calibration"]["file"] or "(none)", r["calibration"]["measured_at"]))
