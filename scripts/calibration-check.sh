@@ -28,7 +28,9 @@ echo
 # stage file expected-verdict: prints the gate as the report states it; fails unless the verdict
 # is the expected one and the gate used the calibration file.
 gate() {
-  $cudojo check "$1" "$2" --json --no-sanitize | EXPECTED=$3 python3 -c '
+  local report
+  report=$($cudojo check "$1" "$2" --json --no-sanitize)  # exits 1 for any verdict but accepted
+  EXPECTED=$3 python3 -c '
 import json, os, sys
 r = json.load(sys.stdin); m = r["metrics"]; g = r.get("gate") or {}
 print("  verdict %s; time %.4f ms vs reference %.4f ms in this run (%.2fx)" % (r["verdict"], m["time_ms"]["median"], m["reference_time_ms"]["median"], m["time_ratio"]))
@@ -38,7 +40,7 @@ print("  calibration file: %s (measured %s)" % (r["calibration"]["file"] or "(no
 ok = r["verdict"] == os.environ["EXPECTED"] and r["calibration"]["file"] and "calibrated" in g.get("rule", "")
 if not ok: print("EXPECTATION FAILED: expected %s under the calibrated gate" % os.environ["EXPECTED"])
 sys.exit(0 if ok else 1)
-' || failures=$((failures + 1))
+' <<<"$report" || failures=$((failures + 1))
 }
 
 echo "## 2. Stage 3 under the calibrated gate"
