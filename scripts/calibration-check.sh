@@ -13,9 +13,7 @@ start_transcript calibration "${1:-}"
 export NO_COLOR=1
 failures=0
 echo "# cudojo calibrated gates"
-echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "command: scripts/calibration-check.sh $*"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+print_provenance scripts/calibration-check.sh "$@"
 echo
 
 echo "## 1. cudojo calibrate"

@@ -23,18 +23,7 @@ expect_fail() { echo "EXPECTATION FAILED: $*"; failures=$((failures + 1)); }
 field() { python3 -c "import json,sys; r=json.load(sys.stdin); print($1)"; }
 
 echo "# cudojo GPU check"
-echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "command: scripts/gpu-check.sh $*"
-if git rev-parse --verify -q HEAD >/dev/null 2>&1; then
-  echo "commit:  $(git rev-parse --short HEAD) $(git status --porcelain | grep -q . && echo '(with uncommitted changes)')"
-else
-  # A copied tree (no .git): a fingerprint of what was run, to match against a commit later with
-  #   find src course tests scripts -type f | LC_ALL=C sort | xargs sha256sum | sha256sum
-  echo "tree:    $(find src course tests scripts -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16) (sha256 of src course tests scripts)"
-fi
-echo "host:    $(uname -srm)"
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
-echo "nvcc:    $(nvcc --version 2>/dev/null | tail -1)"
+print_provenance scripts/gpu-check.sh "$@"
 echo
 
 echo "## 1. GPU end-to-end tests (gtest, label gpu)"

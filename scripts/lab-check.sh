@@ -7,9 +7,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/transcript.sh
 start_transcript lab "${1:-}"
 echo "# cudojo lab"
-echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "command: $build/cudojo lab all --plot ${transcript%.txt}-sum-sweep.svg"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+print_provenance "$build/cudojo lab all --plot ${transcript%.txt}-sum-sweep.svg"
 echo
 "$build/cudojo" lab all --plot "${transcript%.txt}-sum-sweep.svg"
 status=$?

@@ -7,9 +7,7 @@ cd "$(dirname "$0")/.."
 source scripts/lib/transcript.sh
 start_transcript metrics "${1:-}"
 echo "# cudojo profiler metrics: CUPTI range profiler vs ncu"
-echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "command: scripts/metrics-check.sh $*"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+print_provenance scripts/metrics-check.sh "$@"
 echo
 report() {  # stage file profiler -> one line of metrics
   CUDOJO_PROFILER=$3 "$build/cudojo" check "$1" "$2" --json --no-sanitize | python3 -c '

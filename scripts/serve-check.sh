@@ -9,9 +9,7 @@ source scripts/lib/transcript.sh
 start_transcript serve "${1:-}"
 
 echo "# cudojo serve check"
-echo "date:    $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
-echo "command: scripts/serve-check.sh $*"
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
+print_provenance scripts/serve-check.sh "$@"
 data=$(mktemp -d)
 "$build/cudojo" serve --port 0 --data-dir "$data" > "$data/serve.log" 2>&1 &
 server=$!

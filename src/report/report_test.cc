@@ -26,6 +26,7 @@ Report sample_report() {
   report.gate = GateResult{"time_ms.median <= 2 x reference", 2.0, 2.0, true};
   report.output = {"hello\n", true, 999};
   report.message = "1 of 2 tests failed";
+  report.barrier_check = {true, 1000, 2044, ""};
   return report;
 }
 
@@ -67,6 +68,19 @@ TEST(ReportJson, RoundTrips) {
   EXPECT_EQ(back.findings[0].line, std::optional<int>(7));
   EXPECT_DOUBLE_EQ(*back.metrics.time_ratio, 2.0);
   EXPECT_EQ(back.output.bytes, 999u);
+  EXPECT_TRUE(back.barrier_check.ran);
+  EXPECT_EQ(back.barrier_check.n, 1000);
+  EXPECT_EQ(back.barrier_check.arrivals, 2044u);
+}
+
+TEST(ReportText, BarrierLineSaysWhetherEveryThreadArrived) {
+  Report report = sample_report();
+  EXPECT_NE(render_text(report, false).find("every thread reached every barrier  (2044 arrivals counted at n=1000)"),
+            std::string::npos);
+  report.findings.push_back({"divergent_barrier", "the __syncthreads() at line 13 ...", 13});
+  EXPECT_NE(render_text(report, false).find("reached by part of a block"), std::string::npos);
+  report.barrier_check = {false, 0, 0, "the counted build did not compile"};
+  EXPECT_NE(render_text(report, false).find("not checked: the counted build did not compile"), std::string::npos);
 }
 
 TEST(ReportText, ShowsVerdictFindingsAndFailedTests) {
