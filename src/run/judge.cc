@@ -421,6 +421,16 @@ Report run_check(const CheckRequest& request) {
           report.compile.arch = compile.value("arch", "");
           report.compile.nvrtc = compile.value("nvrtc", "");
           report.compile.compile_ms = compile.value("compile_ms", 0.0);
+          // The sanitizer and profiler workers load these instead of compiling again; a build
+          // that does not decode is simply compiled again there.
+          const auto& builds = message.value("builds", nlohmann::json::object());
+          try {
+            if (builds.contains("submission")) job.submission_build = builds.at("submission").get<BuiltKernel>();
+            if (builds.contains("reference")) job.reference_build = builds.at("reference").get<BuiltKernel>();
+          } catch (const std::exception&) {
+            job.submission_build.reset();
+            job.reference_build.reset();
+          }
         } else if (event == "reference_time") {
           reference_ms = message.value("ms", -1.0);
         } else if (event == "phase") {

@@ -1,6 +1,50 @@
 #include "run/protocol.h"
 
+#include <openssl/evp.h>
+
+#include <stdexcept>
+
 namespace cudojo {
+
+namespace {
+
+std::string to_base64(const std::vector<char>& bytes) {
+  std::string text(4 * ((bytes.size() + 2) / 3) + 1, '\0');
+  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
+                                      reinterpret_cast<const unsigned char*>(bytes.data()),
+                                      static_cast<int>(bytes.size()));
+  text.resize(static_cast<std::size_t>(written));
+  return text;
+}
+
+std::vector<char> from_base64(const std::string& text) {
+  if (text.size() % 4 != 0) throw std::runtime_error("a cubin's base64 text has a bad length");
+  std::vector<char> bytes(3 * (text.size() / 4));
+  const int decoded = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                                      reinterpret_cast<const unsigned char*>(text.data()),
+                                      static_cast<int>(text.size()));
+  if (decoded < 0) throw std::runtime_error("a cubin's base64 text does not decode");
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  std::size_t padding = 0;
+  for (auto it = text.rbegin(); it != text.rend() && *it == '=' && padding < 2; ++it) ++padding;
+  bytes.resize(static_cast<std::size_t>(decoded) - padding);
+  return bytes;
+}
+
+nlohmann::json optional_build(const std::optional<BuiltKernel>& build) {
+  return build ? nlohmann::json(*build) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const BuiltKernel& kernel) {
+  j = {{"lowered_name", kernel.lowered_name}, {"cubin_base64", to_base64(kernel.cubin)}};
+}
+
+void from_json(const nlohmann::json& j, BuiltKernel& kernel) {
+  j.at("lowered_name").get_to(kernel.lowered_name);
+  kernel.cubin = from_base64(j.at("cubin_base64").get<std::string>());
+}
 
 void to_json(nlohmann::json& j, const Job& job) {
   j = {{"stage", job.stage},
@@ -14,7 +58,9 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"max_log_bytes", job.max_log_bytes},
        {"mode", job.mode},
        {"tool_size", job.tool_size},
-       {"use_cupti", job.use_cupti}};
+       {"use_cupti", job.use_cupti},
+       {"submission_build", optional_build(job.submission_build)},
+       {"reference_build", optional_build(job.reference_build)}};
 }
 
 void from_json(const nlohmann::json& j, Job& job) {
@@ -30,6 +76,12 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.mode = j.value("mode", "check");
   job.tool_size = j.value("tool_size", std::int64_t{1000});
   job.use_cupti = j.value("use_cupti", true);
+  if (j.contains("submission_build") && !j.at("submission_build").is_null()) {
+    job.submission_build = j.at("submission_build").get<BuiltKernel>();
+  }
+  if (j.contains("reference_build") && !j.at("reference_build").is_null()) {
+    job.reference_build = j.at("reference_build").get<BuiltKernel>();
+  }
 }
 
 }  // namespace cudojo

@@ -2,7 +2,7 @@
 //
 // parent -> worker stdin: one Job.
 // worker -> parent fd 3, one JSON object per line, in this order:
-//   {"event":"compiled","compile":{...},"gpu":{...}|null}        once, after both compiles
+//   {"event":"compiled","compile":{...},"builds":{...}}           once, after both compiles
 //   {"event":"reference_time","ms":0.0123}                       once the reference has been timed
 //   {"event":"phase","name":"tests","launches":96}               before each phase that runs learner code
 //   {"event":"result","outcome":"completed"|..., "report":{...}}  last
@@ -14,10 +14,20 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "stage/stage.h"
 
 namespace cudojo {
+
+// A kernel already compiled for this GPU: the check worker sends the parent its builds before any
+// learner code runs, and the later workers of the same check (sanitizers, profiler) load them
+// instead of compiling again; a source that includes CUB or cooperative groups costs about a
+// second per compile.
+struct BuiltKernel {
+  std::string lowered_name;
+  std::vector<char> cubin;
+};
 
 struct Job {
   Stage stage;  // without lesson text; sources below
@@ -36,7 +46,12 @@ struct Job {
   std::string mode = "check";
   std::int64_t tool_size = 1000;
   bool use_cupti = true;
+  std::optional<BuiltKernel> submission_build;
+  std::optional<BuiltKernel> reference_build;
 };
+
+void to_json(nlohmann::json& j, const BuiltKernel& kernel);
+void from_json(const nlohmann::json& j, BuiltKernel& kernel);
 
 void to_json(nlohmann::json& j, const Job& job);
 void from_json(const nlohmann::json& j, Job& job);

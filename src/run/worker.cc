@@ -185,15 +185,23 @@ int run_job(const Job& job) {
     arch = fmt::format("sm_{}{}", prop.major, prop.minor);
   }
 
-  // Both compiles at once: they are independent and NVRTC is thread-safe across programs. A tool
-  // run needs no reference.
+  // The compiles run at once: they are independent and NVRTC is thread-safe across programs. A
+  // tool run needs no reference, and reuses the check's builds when the parent passes them.
   const bool tool_run = job.mode == "sanitize";
   const bool profile_run = job.mode == "profile";
+  auto build = [&](const std::optional<BuiltKernel>& built, const std::string& source,
+                   const std::string& file_name) {
+    if (!built) return compile_kernel(compile_request(job, source, file_name, arch));
+    CompileResult reused;
+    reused.ok = true;
+    reused.cubin = built->cubin;
+    reused.lowered_name = built->lowered_name;
+    return reused;
+  };
   std::future<CompileResult> reference_future;
   if (!tool_run) {
-    reference_future = std::async(std::launch::async, [&] {
-      return compile_kernel(compile_request(job, job.reference_source, "reference.cu", arch));
-    });
+    reference_future = std::async(std::launch::async,
+                                  [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
   }
   // The counted build for the barrier check, only where the tests run.
   std::future<CompileResult> counted_future;
@@ -205,7 +213,7 @@ int run_job(const Job& job) {
       return compile_kernel(request);
     });
   }
-  CompileResult submission = compile_kernel(compile_request(job, job.source, job.file_name, arch));
+  CompileResult submission = build(job.submission_build, job.source, job.file_name);
   CompileResult reference = tool_run ? CompileResult{} : reference_future.get();
   CompileResult counted_build = counted_future.valid() ? counted_future.get() : CompileResult{};
 
@@ -215,12 +223,18 @@ int run_job(const Job& job) {
   report.compile.log = submission.log;
   report.compile.diagnostics = submission.diagnostics;
   report.compile.compile_ms = submission.compile_ms;
+  nlohmann::json builds = nlohmann::json::object();
+  if (job.mode == "check" && submission.ok) {
+    builds["submission"] = BuiltKernel{submission.lowered_name, submission.cubin};
+    if (reference.ok) builds["reference"] = BuiltKernel{reference.lowered_name, reference.cubin};
+  }
   send({{"event", "compiled"},
         {"compile",
          {{"ok", report.compile.ok},
           {"arch", arch},
           {"nvrtc", report.compile.nvrtc},
-          {"compile_ms", report.compile.compile_ms}}}});
+          {"compile_ms", report.compile.compile_ms}}},
+        {"builds", builds}});
 
   if (!submission.ok) {
     report.message = "the submission did not compile";

@@ -7,7 +7,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "compile/nvrtc_compiler.h"
+#include "run/protocol.h"
 #include "run_cli.h"
+#include "stage/stage.h"
 
 namespace cudojo {
 namespace {
@@ -125,6 +128,50 @@ TEST(CliCheck, WithoutAGpuTheKernelStillCompilesThenNoDevice) {
   EXPECT_EQ(report["compile"]["ok"], true);
   EXPECT_TRUE(report["error_name"].get<std::string>().starts_with("cudaError"));
   EXPECT_NE(report["message"].get<std::string>().find("needs an NVIDIA GPU"), std::string::npos);
+}
+
+// Runs `cudojo worker` on a job and returns the protocol messages it wrote on fd 3.
+std::vector<nlohmann::json> run_worker(const Job& job) {
+  const std::string job_path = write_temp("cudojo_worker_job.json", nlohmann::json(job).dump());
+  const std::string messages_path = "/tmp/cudojo_worker_messages.jsonl";
+  std::filesystem::remove(messages_path);
+  run_cli("worker < " + job_path + " 3> " + messages_path);
+  std::vector<nlohmann::json> messages;
+  std::ifstream in(messages_path);
+  for (std::string line; std::getline(in, line);) messages.push_back(nlohmann::json::parse(line));
+  return messages;
+}
+
+TEST(CliWorker, ToolWorkersLoadTheChecksBuildInsteadOfCompilingAgain) {
+  if (gpu_present()) GTEST_SKIP() << "the outcome below (no_device) needs a machine without a GPU";
+  const auto course = load_course(testing::source_root() / "course");
+  Job job;
+  job.stage = *find_stage(course, "reduction/3");
+  job.source = job.stage.reference_source;
+  job.file_name = "mine.cu";
+  job.reference_source = job.stage.reference_source;
+  job.cuda_include_dir = default_cuda_include_dir();
+
+  // The check worker sends its builds with the "compiled" event, before any learner code runs.
+  const auto check = run_worker(job);
+  ASSERT_FALSE(check.empty());
+  ASSERT_EQ(check.front()["event"], "compiled");
+  const auto& builds = check.front()["builds"];
+  ASSERT_TRUE(builds.contains("submission")) << builds.dump();
+  ASSERT_TRUE(builds.contains("reference"));
+  const BuiltKernel built = builds["submission"].get<BuiltKernel>();
+  EXPECT_GT(built.cubin.size(), 1000u);
+
+  // A sanitizer worker given that build never compiles its source: a source that cannot compile
+  // gets as far as looking for a GPU.
+  job.mode = "sanitize";
+  job.source = "this is not CUDA";
+  job.submission_build = built;
+  const auto reused = run_worker(job);
+  ASSERT_FALSE(reused.empty());
+  EXPECT_EQ(reused.back()["outcome"], "no_device") << reused.back().dump();
+  job.submission_build.reset();
+  EXPECT_EQ(run_worker(job).back()["outcome"], "compile_error");
 }
 
 TEST(CliCalibrate, WithoutAGpuItWritesNothingAndExitsTwo) {
