@@ -58,7 +58,7 @@ class ContractDriver {
   virtual void measure(ContractContext& context, ContractOutcome& outcome) = 0;
   // One launch of `kernel` (the submission or the reference) on exact data of size n, in buffers
   // of exactly that size (no guard region, no poisoning): what a sanitizer, a profiler or the
-  // barrier check watches. `marks` run right before the launch and after it finished.
+  // barrier check watches. `marks.before` runs right before the launch.
   virtual void launch_once_for_tools(ContractContext& context, std::int64_t n, const LoadedKernel& kernel,
                                      const LaunchMarks& marks) = 0;
 };

@@ -291,7 +291,6 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       throw CuptiFailure(fmt::format("the range profiler recorded {} ranges for {} kernels",
                                      info.numTotalRanges, launches.size()));
     }
-    result.ranges_per_pass = static_cast<int>(info.numTotalRanges);
     for (size_t range = first; range < info.numTotalRanges; range += stride) {
       std::vector<double> values(names.size(), 0.0);
       CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{

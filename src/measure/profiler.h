@@ -29,18 +29,16 @@ struct ProfileResult {
   std::string error;                   // why not, when !ok
   std::vector<KernelMetrics> kernels;  // in launch order
   int passes = 0;                      // replay passes CUPTI asked for
-  int ranges_per_pass = 0;             // as recorded: one per kernel (two if the flush counted)
 };
 
 // The metric names, as both CUPTI and ncu spell them.
 const std::vector<std::string>& profiler_metric_names();
 
-// Marks around one kernel launch in a tool run: `before` once the kernel's input is in place,
-// right before it is launched; `after` once it has finished. The profiler flushes the L2 in
-// `before`, so the kernel reads its input from DRAM as it does in a timed launch.
+// What a tool run does around one kernel launch: `before` runs once the kernel's input is in
+// place, right before the launch. The profiler flushes the L2 there, so the kernel reads its input
+// from DRAM as it does in a timed launch.
 struct LaunchMarks {
   std::function<void()> before;
-  std::function<void()> after;
 };
 // One kernel to profile: prepares its input, launches, and calls the marks around the launch.
 // It runs once per replay pass.

@@ -147,7 +147,6 @@ int profile(const Job& job, GpuSession& gpu, ContractDriver& driver, const Loade
                       {"source", result.source},
                       {"error", result.error},
                       {"passes", result.passes},
-                      {"ranges_per_pass", result.ranges_per_pass},
                       {"kernels", result.kernels}};
     } else {
       // ncu flushes the caches itself before each kernel it profiles.
