@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "compile/nvrtc_compiler.h"
-#include "contract/contract_info.h"
+#include "stage/contract_info.h"
 #include "gate/calibration.h"
 #include "lab/lab.h"
-#include "run/gpu.h"
+#include "gpu/gpu.h"
 #include "run/judge.h"
 #include "run/protocol.h"
 #include "serve/server.h"

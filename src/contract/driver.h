@@ -14,7 +14,7 @@
 #include "measure/profiler.h"
 #include "measure/stats.h"
 #include "report/report.h"
-#include "run/gpu.h"
+#include "gpu/gpu.h"
 #include "stage/stage.h"
 
 namespace cudojo {

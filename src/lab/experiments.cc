@@ -16,7 +16,7 @@
 #include "lab/kernels.h"
 #include "lab/lab.h"
 #include "measure/timing.h"
-#include "run/gpu.h"
+#include "gpu/gpu.h"
 
 namespace cudojo::lab {
 

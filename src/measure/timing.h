@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "measure/stats.h"
-#include "run/gpu.h"
+#include "gpu/gpu.h"
 
 namespace cudojo {
 

@@ -11,20 +11,12 @@
 #include "check/outcome.h"
 #include "compile/nvrtc_compiler.h"
 #include "gate/gate.h"
+#include "gpu/gpu_info.h"
 #include "measure/profiler.h"
 #include "measure/stats.h"
 #include "report/verdict.h"
 
 namespace cudojo {
-
-struct GpuInfo {
-  std::string name;
-  std::string arch;  // "sm_90"
-  int sm_count = 0;
-  std::string driver;         // "13.0" (the driver's CUDA version)
-  std::string runtime;        // cudart's version
-  double peak_read_gbps = 0;  // measured by the judge on this GPU, this run
-};
 
 struct CompileInfo {
   bool ok = false;
@@ -123,8 +115,6 @@ struct Report {
 
 void to_json(nlohmann::json& j, const Report& report);
 void from_json(const nlohmann::json& j, Report& report);
-void to_json(nlohmann::json& j, const GpuInfo& gpu);
-void from_json(const nlohmann::json& j, GpuInfo& gpu);
 void to_json(nlohmann::json& j, const Diagnostic& diagnostic);
 void from_json(const nlohmann::json& j, Diagnostic& diagnostic);
 

@@ -13,7 +13,7 @@
 
 #include "check/findings.h"
 #include "check/sanitizer.h"
-#include "contract/contract_info.h"
+#include "stage/contract_info.h"
 #include "measure/profiler.h"
 #include "run/process.h"
 #include "run/protocol.h"

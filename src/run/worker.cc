@@ -15,10 +15,10 @@
 #include "common/cuda_check.h"
 #include "compile/barrier_instrumentation.h"
 #include "compile/nvrtc_compiler.h"
-#include "contract/contract_info.h"
+#include "stage/contract_info.h"
 #include "contract/driver.h"
 #include "measure/profiler.h"
-#include "run/gpu.h"
+#include "gpu/gpu.h"
 #include "run/protocol.h"
 
 namespace cudojo {

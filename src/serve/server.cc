@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "compile/nvrtc_compiler.h"
-#include "contract/contract_info.h"
+#include "stage/contract_info.h"
 #include "run/judge.h"
 #include "serve/dispatcher.h"
 #include "serve/markdown.h"

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "contract/contract_info.h"
+#include "stage/contract_info.h"
 
 namespace cudojo {
 

@@ -1,18 +1,19 @@
 // The worker's GPU toolkit: device buffers, kernels loaded from NVRTC cubins, the judge's own
 // helper kernels (shared-memory poisoning, the read-bandwidth probe), L2 flushing and event timing.
-// Runs only inside the worker process. Every resource is owned by an object (RAII).
+// Runs only inside the worker process (and `cudojo lab`). Every resource is owned by an object (RAII).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/cuda_check.h"
-#include "report/report.h"
+#include "gpu/gpu_info.h"
 
 namespace cudojo {
 

@@ -1,4 +1,4 @@
-#include "run/gpu.h"
+#include "gpu/gpu.h"
 
 #include <fmt/format.h>
 #include <nvrtc.h>

@@ -1,6 +1,6 @@
 #include <array>
 
-#include "contract/contract_info.h"
+#include "stage/contract_info.h"
 
 namespace cudojo {
 
