@@ -12,6 +12,14 @@
 
 namespace cudojo {
 
+bool all_tests_passed(const std::vector<TestResult>& tests) {
+  return !tests.empty() && std::all_of(tests.begin(), tests.end(), [](const TestResult& t) { return t.ok; });
+}
+
+bool is_correct(const std::vector<TestResult>& tests, const std::vector<Finding>& findings) {
+  return all_tests_passed(tests) && findings.empty();
+}
+
 std::uint32_t float_bits(float value) {
   std::uint32_t bits = 0;
   std::memcpy(&bits, &value, sizeof bits);

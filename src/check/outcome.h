@@ -55,6 +55,11 @@ class FindingSet {
   std::vector<Entry> entries_;
 };
 
+// The one definition of "correct", used by the worker (whether to time) and the parent (the
+// verdict): there were tests, every one passed, and nothing was found.
+bool all_tests_passed(const std::vector<TestResult>& tests);
+bool is_correct(const std::vector<TestResult>& tests, const std::vector<Finding>& findings);
+
 void to_json(nlohmann::json& j, const TestResult& test);
 void from_json(const nlohmann::json& j, TestResult& test);
 void to_json(nlohmann::json& j, const Finding& finding);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/environment.h"
 #include "compile/nvrtc_compiler.h"
 #include "stage/contract_info.h"
 #include "gate/calibration.h"
@@ -166,8 +167,8 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
     request.stage = &stage;
     request.source = stage.reference_source;
     request.file_name = "reference.cu";
-    request.sanitize = false;
-    request.worker_executable = self_executable();
+    request.workers.sanitize = false;
+    request.workers.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);
     if (report.verdict == Verdict::kNoDevice) {
@@ -223,7 +224,7 @@ int count_visible_gpus() {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "worker") return cudojo::worker_main();
+  if (argc >= 2 && std::string(argv[1]) == "worker") return cudojo::worker_main(argc >= 3 ? argv[2] : "check");
   if (argc >= 2 && std::string(argv[1]) == "gpus") return count_visible_gpus();
 
   CLI::App app{
@@ -234,6 +235,13 @@ int main(int argc, char** argv) {
       "  cudojo check reduction/3 mine.cu     compile, run, check, time, gate, explain\n"
       "Exit codes: 0 accepted, 1 any other verdict on your kernel, 2 usage error, no GPU, or judge failure."};
   app.require_subcommand(1);
+  {
+    std::string footer = "Environment:";
+    for (const auto& variable : cudojo::environment_variables()) {
+      footer += fmt::format("\n  {:<28} {}", variable.name, variable.meaning);
+    }
+    app.footer(footer);
+  }
   std::string course_dir = default_course_root().string();
   app.add_option("--course", course_dir, "Course folder (default: $CUDOJO_COURSE or the bundled course)");
 
@@ -347,14 +355,14 @@ int main(int argc, char** argv) {
 
     CheckRequest request;
     request.stage = &stage;
-    request.source = read_submission(file, request.limits.max_source_bytes);
+    request.source = read_submission(file, request.workers.limits.max_source_bytes);
     request.file_name = sanitize_file_name(file);
     if (!arch.empty()) request.arch = arch;
     if (*seed_option) request.seed = seed;
-    request.sanitize = !no_sanitize;
+    request.workers.sanitize = !no_sanitize;
     request.profile = !no_profile;
     request.calibration_dir = calibration_dir.string();
-    request.worker_executable = self_executable();
+    request.workers.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);
     if (json) {

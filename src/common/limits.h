@@ -1,13 +1,17 @@
-// Every limit the judge enforces, in one table. Numbers scattered through the code drift apart;
-// here they are data that a reader (and the docs) can see at once.
+// Every limit and tunable the judge and the server enforce, in one table. Numbers scattered
+// through the code drift apart; here they are data that a reader (and the docs) can see at once.
+// Code elsewhere takes them from kDefaultLimits / ServeLimits{} and never retypes them.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
 
 namespace cudojo {
 
 struct JudgeLimits {
-  // Learner input.
+  // Learner input. Checked once, by source_size_error below, wherever source enters.
   std::size_t max_source_bytes = 64 * 1024;
   // NVRTC's log is learner-influenced (one error per line of a long file); keep what a human reads.
   std::size_t max_compile_log_bytes = 32 * 1024;
@@ -15,7 +19,7 @@ struct JudgeLimits {
   std::size_t max_output_bytes = 16 * 1024;
 
   // Wall-clock budgets the parent enforces on the worker, in milliseconds.
-  // Start-up covers process start, CUDA context creation and both NVRTC compiles.
+  // Start-up covers process start, CUDA context creation and the NVRTC compiles.
   double startup_budget_ms = 60'000;
   // Each later phase gets floor + launches x reference time x factor, capped. The factor is large
   // because a correct-but-slow kernel (one atomic per element) is a verdict of too_slow, not a
@@ -23,13 +27,28 @@ struct JudgeLimits {
   double phase_floor_ms = 3'000;
   double phase_launch_factor = 2'000;
   double phase_cap_ms = 20'000;
+
+  // The tool workers (compute-sanitizer's racecheck, synccheck and memcheck; ncu when CUPTI fails).
+  // The size one sanitized launch covers: a partial last block, and few blocks, because the tools
+  // slow kernels 10-100x.
+  std::int64_t sanitize_size = 1000;
+  // One tool worker's whole run, start-up included; past it the tool is stopped and its note says so.
+  double tool_budget_ms = 60'000;
+  // Reports compute-sanitizer prints per tool (--print-limit); the first few locate the fault.
+  int sanitizer_print_limit = 20;
+  // CUPTI replay passes before the profiler gives up (an H200 needs 11 for cudojo's metrics).
+  int profiler_max_passes = 32;
 };
 
 inline constexpr JudgeLimits kDefaultLimits{};
 
-}  // namespace cudojo
-
-namespace cudojo {
+// The one place source size is judged: nullopt when `bytes` is within the limit, else the sentence
+// every front end shows.
+inline std::optional<std::string> source_size_error(std::size_t bytes, const JudgeLimits& limits = kDefaultLimits) {
+  if (bytes <= limits.max_source_bytes) return std::nullopt;
+  return "the source is " + std::to_string(bytes) + " bytes; the limit is " +
+         std::to_string(limits.max_source_bytes) + " bytes";
+}
 
 // The server's limits, in one table beside the judge's.
 struct ServeLimits {
@@ -39,6 +58,8 @@ struct ServeLimits {
   int retry_after_seconds = 10;                // sent with every 429
   int history_limit = 100;                     // jobs returned by /api/history
   double event_stream_max_seconds = 600;       // one server-sent-events stream stays open at most this
+  // A job interrupted this many times by server restarts fails rather than being run again.
+  int max_job_attempts = 3;
 };
 
 }  // namespace cudojo

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/environment.h"
 #include "compile/include_policy.h"
 
 namespace cudojo {
@@ -115,7 +116,7 @@ std::string nvrtc_version() {
 }
 
 std::string default_cuda_include_dir() {
-  if (const char* env = std::getenv("CUDOJO_CUDA_INCLUDE"); env && *env) return env;
+  if (const char* env = std::getenv(env::kCudaInclude); env && *env) return env;
   if (std::filesystem::exists(std::filesystem::path(CUDOJO_CUDA_INCLUDE_DEFAULT) / "cuda_runtime.h")) {
     return CUDOJO_CUDA_INCLUDE_DEFAULT;
   }
@@ -134,11 +135,6 @@ std::string sanitize_file_name(const std::string& path) {
 
 CompileResult compile_kernel(const CompileRequest& request) {
   const auto started = std::chrono::steady_clock::now();
-  if (request.source.size() > request.max_source_bytes) {
-    return refusal(fmt::format("{}: the source is {} bytes; the limit is {} bytes", request.file_name,
-                               request.source.size(), request.max_source_bytes),
-                   {{request.file_name, 0, "error", "source too large"}});
-  }
   if (request.source.find('\0') != std::string::npos) {
     return refusal(fmt::format("{}: the source contains a NUL byte; submit a text file", request.file_name),
                    {{request.file_name, 0, "error", "source contains a NUL byte"}});

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
+
 namespace cudojo {
 
 struct Diagnostic {
@@ -25,8 +27,8 @@ struct CompileRequest {
   std::string kernel_pointer_type;  // "void (*)(const float*, float*, int)"
   std::string arch = "sm_90";
   std::string cuda_include_dir;  // the toolkit's include/ (cooperative_groups, cuda/std, cub)
-  std::size_t max_source_bytes = 64 * 1024;
-  std::size_t max_log_bytes = 32 * 1024;
+  // Source size is judged before a compile is asked for (source_size_error in common/limits.h).
+  std::size_t max_log_bytes = kDefaultLimits.max_compile_log_bytes;
   // A judge header compiled in front of the source (NVRTC --pre-include), from memory; empty: none.
   std::string pre_include_name;
   std::string pre_include_text;

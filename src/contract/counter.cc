@@ -29,7 +29,7 @@ class CounterDriver : public ContractDriver {
       context.gpu.sync_judge();
       launch_kernel(context, context.submission, true);
       int count = 0;
-      CUDOJO_CUDA(cudaMemcpy(&count, counter_.get(), sizeof count, cudaMemcpyDeviceToHost));
+      context.gpu.download(&count, counter_.get(), sizeof count);
       counts.push_back(count);
       outcome.tests.push_back(judge_count(run, expected, count));
     }

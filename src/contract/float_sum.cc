@@ -81,7 +81,7 @@ class FloatSumDriver : public ContractDriver {
       tool_pristine_ = DeviceBuffer<float>(host.size());
       tool_x_ = DeviceBuffer<float>(host.size());
       tool_out_ = DeviceBuffer<float>(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
-      CUDOJO_CUDA(cudaMemcpy(tool_pristine_.get(), host.data(), tool_pristine_.bytes(), cudaMemcpyHostToDevice));
+      context.gpu.upload(tool_pristine_.get(), host.data(), tool_pristine_.bytes());
       tool_n_ = n;
     }
     const DeviceBuffer<float>& x = tool_x_;
@@ -135,15 +135,12 @@ class FloatSumDriver : public ContractDriver {
     fill_data(kind, std::span<float>(host_x_.data(), static_cast<std::size_t>(n)),
               case_seed(context.seed, to_string(kind), n));
     std::fill_n(host_x_.begin() + n, kGuardElements, guard);
-    CUDOJO_CUDA(cudaMemcpy(x_.get(), host_x_.data(),
-                           static_cast<std::size_t>(n + kGuardElements) * sizeof(float),
-                           cudaMemcpyHostToDevice));
+    context.gpu.upload(x_.get(), host_x_.data(), static_cast<std::size_t>(n + kGuardElements) * sizeof(float));
   }
 
-  void set_guard(ContractContext&, std::int64_t n, float guard) {
+  void set_guard(ContractContext& context, std::int64_t n, float guard) {
     std::fill_n(host_x_.begin() + n, kGuardElements, guard);
-    CUDOJO_CUDA(
-        cudaMemcpy(x_.get() + n, host_x_.data() + n, kGuardElements * sizeof(float), cudaMemcpyHostToDevice));
+    context.gpu.upload(x_.get() + n, host_x_.data() + n, kGuardElements * sizeof(float));
   }
 
   // Resets the output: zero for an accumulator, the unwritten marker for partials.
@@ -180,7 +177,7 @@ class FloatSumDriver : public ContractDriver {
     }
     context.gpu.sync_learner(fmt::format("the submission at {}", what));
     std::vector<float> result(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
-    CUDOJO_CUDA(cudaMemcpy(result.data(), out_.get(), result.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    context.gpu.download(result.data(), out_.get(), result.size() * sizeof(float));
     return result;
   }
 
@@ -229,7 +226,7 @@ class FloatSumDriver : public ContractDriver {
     }
 
     std::vector<float> after(static_cast<std::size_t>(n + kGuardElements));
-    CUDOJO_CUDA(cudaMemcpy(after.data(), x_.get(), after.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    context.gpu.download(after.data(), x_.get(), after.size() * sizeof(float));
     std::int64_t changed = 0, first = -1;
     for (std::size_t i = 0; i < after.size(); ++i) {
       if (float_bits(after[i]) != float_bits(host_x_[i])) {

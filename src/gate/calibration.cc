@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "common/environment.h"
 
 namespace cudojo {
 
@@ -25,10 +29,68 @@ std::string gpu_slug(const std::string& gpu_name) {
 }
 
 fs::path default_calibration_dir(const fs::path& course_root) {
-  if (const char* env = std::getenv("CUDOJO_CALIBRATION"); env && *env) return env;
+  if (const char* env = std::getenv(env::kCalibration); env && *env) return env;
   fs::path course = course_root.lexically_normal();
   if (course.filename().empty()) course = course.parent_path();  // "course/" names the same folder
   return course.parent_path() / "calibration";
+}
+
+CalibrationLookup look_up_calibration(const fs::path& dir, const std::string& gpu_name, const std::string& stage_id) {
+  CalibrationLookup lookup;
+  if (dir.empty() || gpu_name.empty()) return lookup;
+  try {
+    lookup.calibration = load_calibration(dir, gpu_name);
+  } catch (const CalibrationError& error) {
+    lookup.use.note = fmt::format("calibration ignored: {}", error.what());
+    return lookup;
+  }
+  if (!lookup.calibration) return lookup;
+  // The previous stage of "track/N" is "track/N-1"; ids that do not end in a number have none.
+  const auto slash = stage_id.rfind('/');
+  int number = 0;
+  if (slash != std::string::npos && slash + 1 < stage_id.size() &&
+      std::all_of(stage_id.begin() + static_cast<long>(slash) + 1, stage_id.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) &&
+      stage_id.size() - slash < 9) {
+    number = std::stoi(stage_id.substr(slash + 1));
+  }
+  if (number > 1) {
+    const std::string previous = stage_id.substr(0, slash + 1) + std::to_string(number - 1);
+    if (auto found = lookup.calibration->stages.find(previous); found != lookup.calibration->stages.end()) {
+      lookup.use.previous_stage = previous;
+      lookup.use.previous_reference_time_ms = found->second.reference_time_ms;
+      lookup.use.previous_bandwidth_gbps = found->second.bandwidth_gbps;
+      if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+        lookup.use.previous_sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
+      }
+    }
+  }
+  if (lookup.calibration->stages.count(stage_id)) {
+    lookup.use.file = (dir / (gpu_slug(gpu_name) + ".json")).string();
+    lookup.use.measured_at = lookup.calibration->measured_at;
+  }
+  return lookup;
+}
+
+GateReference choose_gate_reference(const std::string& stage_id, const std::optional<Calibration>& calibration,
+                                    const std::optional<TimeStats>& same_run_time_ms,
+                                    const std::optional<KernelMetrics>& same_run_metrics) {
+  GateReference reference;
+  if (calibration) {
+    if (auto found = calibration->stages.find(stage_id); found != calibration->stages.end()) {
+      reference.time_ms = found->second.reference_time_ms;
+      if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+        reference.sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
+      }
+      reference.calibrated = true;
+      return reference;
+    }
+  }
+  reference.time_ms = same_run_time_ms;
+  if (same_run_metrics && !std::isnan(same_run_metrics->sm_throughput_pct)) {
+    reference.sm_throughput_pct = same_run_metrics->sm_throughput_pct;
+  }
+  return reference;
 }
 
 std::optional<Calibration> load_calibration(const fs::path& dir, const std::string& gpu_name) {

@@ -47,6 +47,38 @@ std::filesystem::path default_calibration_dir(const std::filesystem::path& cours
 std::optional<Calibration> load_calibration(const std::filesystem::path& dir, const std::string& gpu_name);
 std::filesystem::path save_calibration(const std::filesystem::path& dir, const Calibration& calibration);
 
+// Where the gate's reference figures came from, and the previous stage's calibrated reference,
+// as the report shows them.
+struct CalibrationUse {
+  std::string file;  // empty when no calibration applied
+  std::string measured_at;
+  std::string note;  // e.g. why a calibration file was ignored
+  std::string previous_stage;
+  std::optional<TimeStats> previous_reference_time_ms;
+  std::optional<double> previous_bandwidth_gbps;
+  std::optional<double> previous_sm_throughput_pct;
+};
+
+// The calibration for `gpu_name` in `dir` (empty dir: none), and what the report says of it for
+// `stage_id`. A broken file is named in the note, not trusted.
+struct CalibrationLookup {
+  std::optional<Calibration> calibration;
+  CalibrationUse use;
+};
+CalibrationLookup look_up_calibration(const std::filesystem::path& dir, const std::string& gpu_name,
+                                      const std::string& stage_id);
+
+// The reference figures the gate compares with: calibrated figures for this stage and GPU win when
+// present; otherwise the reference measured in this same run.
+struct GateReference {
+  std::optional<TimeStats> time_ms;
+  std::optional<double> sm_throughput_pct;
+  bool calibrated = false;
+};
+GateReference choose_gate_reference(const std::string& stage_id, const std::optional<Calibration>& calibration,
+                                    const std::optional<TimeStats>& same_run_time_ms,
+                                    const std::optional<KernelMetrics>& same_run_metrics);
+
 void to_json(nlohmann::json& j, const Calibration& calibration);
 void from_json(const nlohmann::json& j, Calibration& calibration);
 

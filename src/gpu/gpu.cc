@@ -100,7 +100,7 @@ std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size
   return values;
 }
 
-GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
+GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool with_judge_kernels) {
   CUDOJO_CUDA(cudaSetDevice(device));
   cudaDeviceProp prop{};
   CUDOJO_CUDA(cudaGetDeviceProperties(&prop, device));
@@ -116,6 +116,7 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir) {
   CUDOJO_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   CUDOJO_CUDA(cudaEventCreate(&start_));
   CUDOJO_CUDA(cudaEventCreate(&stop_));
+  if (!with_judge_kernels) return;
 
   std::string poison_symbol, probe_symbol;
   auto cubin = compile_judge_kernel(kJudgeKernels, "cudojo_poison_shared", info_.arch, cuda_include_dir,
@@ -138,11 +139,20 @@ GpuSession::~GpuSession() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
+namespace {
+
+const LoadedKernel& judge_kernel(const std::unique_ptr<LoadedKernel>& kernel) {
+  if (!kernel) throw std::logic_error("this GPU session was started without the judge's kernels");
+  return *kernel;
+}
+
+}  // namespace
+
 void GpuSession::poison_shared(float pattern) {
   int words = poison_shared_bytes_ / static_cast<int>(sizeof(float));
   void* args[] = {&pattern, &words};
   // Several blocks per SM so every SM runs at least one, whatever order the scheduler picks.
-  poison_kernel_->launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
+  judge_kernel(poison_kernel_).launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
 }
 
 void GpuSession::flush_l2() {
@@ -152,7 +162,7 @@ void GpuSession::flush_l2() {
   long long count = static_cast<long long>(l2_flush_.bytes() / sizeof(float4));
   float* sink = l2_flush_sink_.get();
   void* args[] = {&pointer, &count, &sink};
-  probe_kernel_->launch(dim3(info_.sm_count * 4), dim3(512), 0, args, stream_);
+  judge_kernel(probe_kernel_).launch(dim3(info_.sm_count * 4), dim3(512), 0, args, stream_);
 }
 
 double GpuSession::measure_peak_read_gbps() {
@@ -166,7 +176,7 @@ double GpuSession::measure_peak_read_gbps() {
   const dim3 grid(info_.sm_count * 4), block(512);
   double best_ms = 1e30;
   for (int run = 0; run < kProbeRuns + 1; ++run) {
-    double ms = time_once([&] { flush_l2(); }, [&] { probe_kernel_->launch(grid, block, 0, args, stream_); });
+    double ms = time_once([&] { flush_l2(); }, [&] { judge_kernel(probe_kernel_).launch(grid, block, 0, args, stream_); });
     if (run > 0) best_ms = std::min(best_ms, ms);  // the first run is a warm-up
   }
   info_.peak_read_gbps = static_cast<double>(kProbeBytes) / (best_ms * 1e-3) / 1e9;
@@ -194,5 +204,15 @@ void GpuSession::sync_learner(const std::string& what) {
 }
 
 void GpuSession::sync_judge() { CUDOJO_CUDA(cudaStreamSynchronize(stream_)); }
+
+void GpuSession::upload(void* device, const void* host, std::size_t bytes) {
+  CUDOJO_CUDA(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
+  sync_judge();
+}
+
+void GpuSession::download(void* host, const void* device, std::size_t bytes) {
+  CUDOJO_CUDA(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
+  sync_judge();
+}
 
 }  // namespace cudojo

@@ -77,7 +77,10 @@ class LoadedKernel {
 
 class GpuSession {
  public:
-  explicit GpuSession(int device, const std::string& cuda_include_dir);
+  // A session for one sanitized launch needs none of the judge's own kernels (poisoning, flushing,
+  // the bandwidth probe): without them it starts faster under a sanitizer, which instruments
+  // every module loaded.
+  GpuSession(int device, const std::string& cuda_include_dir, bool with_judge_kernels = true);
   ~GpuSession();
   GpuSession(const GpuSession&) = delete;
   GpuSession& operator=(const GpuSession&) = delete;
@@ -94,6 +97,13 @@ class GpuSession {
   double measure_peak_read_gbps();
   // Events around one launch; `prepare` (reset, flush) runs before the start event.
   double time_once(const std::function<void()>& prepare, const std::function<void()>& launch);
+
+  // Copies ordered on the judge's stream, finished when they return. A plain cudaMemcpy runs on the
+  // legacy stream, which the judge's non-blocking stream does not wait for: from pageable memory it
+  // may return before the data has landed, and a kernel launched next on the judge's stream could
+  // read the previous case's input (seen on the H200 with other contexts sharing the GPU).
+  void upload(void* device, const void* host, std::size_t bytes);
+  void download(void* host, const void* device, std::size_t bytes);
 
   // Synchronizes after learner code ran; a CUDA error becomes a LearnerFault naming `what`.
   void sync_learner(const std::string& what);

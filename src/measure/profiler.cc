@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -137,7 +138,12 @@ std::vector<std::string> cupti_spellings(std::size_t metric) {
 }
 
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
-                                 const std::function<void()>& flush_l2) {
+                                 const std::function<void()>& flush_l2, int max_passes,
+                                 const std::function<bool()>& ready_for_passes) {
+  const auto started = std::chrono::steady_clock::now();
+  auto ms_since = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
+  };
   ProfileResult result;
   result.source = "cupti";
   CUpti_Profiler_Host_Object* host = nullptr;
@@ -211,6 +217,9 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     config_image.configImageSize = config.size();
     config_image.pConfigImage = config.data();
     CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImage, config_image);
+    result.setup_ms = ms_since(started);
+    if (ready_for_passes && !ready_for_passes()) throw CuptiFailure("not wanted (the kernel was not measured)");
+    const auto passes_started = std::chrono::steady_clock::now();
 
     CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
     enable.ctx = context;
@@ -253,7 +262,6 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     set.targetNestingLevel = 1;
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerSetConfig, set);
 
-    constexpr int kMaxPasses = 32;
     int passes = 0;
     LaunchMarks marks;
     marks.before = [&] {
@@ -261,7 +269,7 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       if (cudaDeviceSynchronize() != cudaSuccess) throw CuptiFailure("flushing the L2 failed");
     };
     for (bool all_submitted = false; !all_submitted;) {
-      if (++passes > kMaxPasses) throw CuptiFailure(fmt::format("more than {} replay passes", kMaxPasses));
+      if (++passes > max_passes) throw CuptiFailure(fmt::format("more than {} replay passes", max_passes));
       CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
       start.pRangeProfilerObject = profiler;
       CUDOJO_CUPTI(cupti, cuptiRangeProfilerStart, start);
@@ -273,6 +281,7 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       all_submitted = stop.isAllPassSubmitted != 0;
     }
     result.passes = passes;
+    result.passes_ms = ms_since(passes_started);
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = profiler;
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerDecodeData, decode);

@@ -29,6 +29,8 @@ struct ProfileResult {
   std::string error;                   // why not, when !ok
   std::vector<KernelMetrics> kernels;  // in launch order
   int passes = 0;                      // replay passes CUPTI asked for
+  double setup_ms = 0;                 // loading CUPTI and building its configuration (CPU only)
+  double passes_ms = 0;                // the replayed launches and reading the counters back
 };
 
 // The metric names, as both CUPTI and ncu spell them.
@@ -45,9 +47,14 @@ struct LaunchMarks {
 using ProfiledLaunch = std::function<void(const LaunchMarks&)>;
 
 // Profiles `launches` on the current device, one range per kernel, replaying all of them for as
-// many passes as the metrics need, with `flush_l2` before every launch.
+// many passes as the metrics need (at most max_passes), with `flush_l2` before every launch.
+// CUPTI's set-up (loading it, the chip's metric tables, the configuration image) touches no
+// kernel, so it can run on a thread while the GPU is busy with other work; `ready_for_passes`, when
+// given, is called before the first GPU-side step and blocks until the GPU may be used, returning
+// false to give up (the result then says the profile was not wanted).
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
-                                 const std::function<void()>& flush_l2);
+                                 const std::function<void()>& flush_l2, int max_passes,
+                                 const std::function<bool()>& ready_for_passes = {});
 
 // Reads `ncu --csv --metrics ...` output: one KernelMetrics per profiled kernel ID, in ID order.
 ProfileResult parse_ncu_csv(const std::string& csv);

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "common/limits.h"
+
 namespace cudojo {
 namespace {
 
@@ -55,7 +57,7 @@ TEST(Cupti, MissingLibraryOrDeviceIsAnExplanationNotACrash) {
         marks.before();
         ++launches;
       }},
-      [] {});
+      [] {}, kDefaultLimits.profiler_max_passes);
   if (!result.ok) EXPECT_FALSE(result.error.empty());
   if (result.ok) EXPECT_GE(launches, result.passes);
   if (!result.ok) EXPECT_FALSE(result.error.empty());

@@ -111,6 +111,7 @@ void to_json(nlohmann::json& j, const Report& report) {
                  {"bytes", report.output.bytes}};
   j["seed"] = report.seed;
   j["wall_ms"] = report.wall_ms;
+  j["timings_ms"] = report.timings_ms;
 }
 
 void from_json(const nlohmann::json& j, Report& report) {
@@ -191,6 +192,11 @@ void from_json(const nlohmann::json& j, Report& report) {
   }
   report.seed = j.value("seed", std::uint64_t{0});
   report.wall_ms = j.value("wall_ms", 0.0);
+  if (j.contains("timings_ms") && j.at("timings_ms").is_object()) {
+    for (const auto& [step, ms] : j.at("timings_ms").items()) {
+      if (ms.is_number()) report.timings_ms[step] = ms.get<double>();
+    }
+  }
 }
 
 }  // namespace cudojo

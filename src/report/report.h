@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "check/outcome.h"
 #include "compile/nvrtc_compiler.h"
+#include "gate/calibration.h"
 #include "gate/gate.h"
 #include "gpu/gpu_info.h"
 #include "measure/profiler.h"
@@ -75,17 +77,6 @@ struct BarrierCheckSummary {
   std::string note;
 };
 
-// Where the gate's reference figures came from, and the previous stage's calibrated reference.
-struct CalibrationUse {
-  std::string file;  // empty when no calibration applied
-  std::string measured_at;
-  std::string note;  // e.g. why a calibration file was ignored
-  std::string previous_stage;
-  std::optional<TimeStats> previous_reference_time_ms;
-  std::optional<double> previous_bandwidth_gbps;
-  std::optional<double> previous_sm_throughput_pct;
-};
-
 struct CapturedOutput {
   std::string text;
   bool truncated = false;
@@ -111,6 +102,10 @@ struct Report {
   std::string message;                    // one sentence: why this verdict
   std::uint64_t seed = 0;
   double wall_ms = 0;
+  // Where the time went, per step, in milliseconds: the worker's own steps (compile, cuda_start,
+  // tests, timing, profile, ...) and the parent's (sanitizer.<tool>, held_for_tools, ncu, ...).
+  // Steps that overlap are each timed whole, so they need not add up to wall_ms.
+  std::map<std::string, double> timings_ms;
 };
 
 void to_json(nlohmann::json& j, const Report& report);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "common/environment.h"
 #include "report/report.h"
 
 namespace cudojo {
@@ -42,7 +43,7 @@ std::string verdict_banner(const Report& report, const Palette& p) {
 }  // namespace
 
 bool colour_wanted(int fd) {
-  const char* no_colour = std::getenv("NO_COLOR");
+  const char* no_colour = std::getenv(env::kNoColor);
   if (no_colour && *no_colour) return false;
   return isatty(fd) == 1;
 }

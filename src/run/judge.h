@@ -1,10 +1,15 @@
-// The parent side of a check: starts a worker, hands it the job, enforces the time limits, and
-// turns what the worker reported (or failed to report) into a verdict and a Report. The CLI and
-// (later) the server both call run_check; there is no second implementation of judging.
+// The parent side of a check, the pipeline in one place:
+//   start the workers (check worker, and one per sanitizer tool)  -> prepare_workers
+//   run the check worker's session; hand the tools the builds when it has compiled, and give it
+//   the GPU to itself once they are done                            -> run/session, run/tools
+//   ncu when CUPTI could not measure                                 -> run/tools
+//   the verdict                                                      -> run/decide
+// The CLI and the server both call run_check; there is no second implementation of judging.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,11 +17,44 @@
 #include <vector>
 
 #include "common/limits.h"
-#include "gate/calibration.h"
 #include "report/report.h"
+#include "run/process.h"
 #include "stage/stage.h"
 
 namespace cudojo {
+
+class SanitizerPass;
+
+// How workers are started; the same for every job of a server slot.
+struct WorkerSettings {
+  std::string worker_executable;  // the cudojo binary; started as `<it> worker`
+  // Extra environment for the workers (the server pins each slot's workers to one GPU this way).
+  WorkerProcess::Environment environment;
+  JudgeLimits limits = kDefaultLimits;
+  // Run compute-sanitizer's racecheck, synccheck and memcheck over one small launch.
+  bool sanitize = true;
+  std::string sanitizer_executable;  // empty: $CUDOJO_COMPUTE_SANITIZER, PATH, the toolkit's bin/
+};
+
+// Workers started before their job: each has begun creating its CUDA context (under its tool, for
+// the sanitizer workers) and waits for a job line. One set serves one check, then is gone.
+class PreparedWorkers {
+ public:
+  explicit PreparedWorkers(const WorkerSettings& settings);
+  ~PreparedWorkers();
+  PreparedWorkers(PreparedWorkers&&) noexcept;
+  PreparedWorkers& operator=(PreparedWorkers&&) noexcept;
+  // Whether every process is still waiting (a pre-started set can die while it waits).
+  bool ready();
+  const WorkerSettings& settings() const { return settings_; }
+  WorkerProcess& check_worker() { return *check_; }
+  SanitizerPass* sanitizers() { return sanitizers_.get(); }
+
+ private:
+  WorkerSettings settings_;
+  std::unique_ptr<WorkerProcess> check_;
+  std::unique_ptr<SanitizerPass> sanitizers_;  // null when not sanitizing
+};
 
 struct CheckRequest {
   const Stage* stage = nullptr;
@@ -24,39 +62,21 @@ struct CheckRequest {
   std::string file_name = "submission.cu";
   std::optional<std::string> arch;
   std::optional<std::uint64_t> seed;  // fresh from the OS when unset
-  JudgeLimits limits = kDefaultLimits;
-  std::string worker_executable;  // the cudojo binary; started as `<it> worker`
+  WorkerSettings workers;
   std::string cuda_include_dir;
-  // Extra environment for the worker (the server pins each worker to one GPU this way).
-  std::vector<std::pair<std::string, std::string>> worker_environment;
   // Called with each phase the worker announces ("compiled", "tests", "timing", ...).
   std::function<void(std::string_view phase)> on_progress;
-  // Run compute-sanitizer's racecheck, synccheck and memcheck over one small launch.
-  bool sanitize = true;
   // Collect profiler metrics (CUPTI, else ncu) for a correct submission and its reference.
   bool profile = true;
   // Where `cudojo calibrate` stored reference figures per GPU model; empty: none.
   std::string calibration_dir;
-  std::string sanitizer_executable;  // empty: $CUDOJO_COMPUTE_SANITIZER, PATH, the toolkit's bin/
+  // The arch the first compile aims at while the worker asks the GPU (see Job::arch_guess).
+  std::string arch_guess = "sm_90";
 };
 
-// Gate inputs after calibration: the reference's median time and SM throughput the gate compares
-// with. Calibrated figures for this stage and GPU win when present (the report then names the
-// file); otherwise the reference measured in this same run.
-struct GateReference {
-  std::optional<TimeStats> time_ms;
-  std::optional<double> sm_throughput_pct;
-  bool calibrated = false;
-};
-GateReference choose_gate_reference(const Report& report, const std::optional<Calibration>& calibration);
-
-// A CUDA tool's path ($ENV_VARIABLE, then PATH, then /usr/local/cuda/bin), or empty.
-std::string find_cuda_tool(const std::string& name, const char* env_variable);
-
-Report run_check(const CheckRequest& request);
-
-// The budget for a phase of `launches` launches, given the reference's time per launch.
-double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms);
+// Judges one submission. `prepared` (from the server, started while it waited) must have been made
+// with request.workers; without it the workers are started here.
+Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> prepared = std::nullopt);
 
 // The path of the running executable (/proc/self/exe), for starting workers.
 std::string self_executable();

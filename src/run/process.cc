@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+#include <thread>
 
 extern char** environ;
 
@@ -104,17 +105,66 @@ WorkerProcess::~WorkerProcess() {
   close_fd(output_fd_);
 }
 
-void WorkerProcess::send_job(const std::string& job) {
+namespace {
+
+bool write_all(int fd, const std::string& text) {
   std::size_t written = 0;
-  while (written < job.size() && stdin_fd_ >= 0) {
-    ssize_t n = write(stdin_fd_, job.data() + written, job.size() - written);
+  while (written < text.size() && fd >= 0) {
+    ssize_t n = write(fd, text.data() + written, text.size() - written);
     if (n < 0) {
       if (errno == EINTR) continue;
-      break;  // the worker is gone; its exit status will say why
+      return false;  // the worker is gone; its exit status will say why
     }
     written += static_cast<std::size_t>(n);
   }
+  return fd >= 0;
+}
+
+}  // namespace
+
+void WorkerProcess::send_job(const std::string& job) {
+  write_all(stdin_fd_, job);
   close_fd(stdin_fd_);
+}
+
+bool WorkerProcess::send_line(const std::string& line) { return write_all(stdin_fd_, line + "\n"); }
+
+void WorkerProcess::close_input() { close_fd(stdin_fd_); }
+
+void WorkerProcess::let_finish_in_background() {
+  if (reaped_ || pid_ <= 0) return;
+  while (output_fd_ >= 0) {
+    pollfd fd = {output_fd_, POLLIN, 0};
+    if (poll(&fd, 1, 0) <= 0) break;
+    const std::uint64_t before = output_bytes_;
+    read_output_once();
+    if (output_bytes_ == before) break;  // end of file or an error: nothing more to read
+  }
+  std::thread([pid = pid_] {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }).detach();
+  reaped_ = true;
+  exit_.exited = true;
+  exit_.code = 0;
+}
+
+bool WorkerProcess::running() {
+  if (reaped_ || pid_ <= 0) return false;
+  int status = 0;
+  const pid_t done = waitpid(pid_, &status, WNOHANG);
+  if (done == 0) return true;
+  if (done == pid_) {
+    reaped_ = true;
+    if (WIFEXITED(status)) {
+      exit_.exited = true;
+      exit_.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+      exit_.signal = WTERMSIG(status);
+    }
+  }
+  return false;
 }
 
 void WorkerProcess::read_output_once() {

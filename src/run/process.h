@@ -3,7 +3,8 @@
 // Two processes per check. The parent (cudojo check, or a server thread) never touches CUDA for a
 // submission; it spawns one worker (`cudojo worker`) per submission, in its own process group,
 // with three pipes:
-//   worker stdin   <- the job, one JSON document, then closed
+//   worker stdin   <- the job, one JSON line; then, for the check worker, the parent's answer when
+//                     it asks for the GPU to itself
 //   worker fd 3    -> protocol messages, one JSON object per line (phases, then the result)
 //   worker 1 and 2 -> captured output (device printf lands here), kept up to a cap, the rest drained
 // The parent alone holds the clock: each message can move the deadline (the worker announces each
@@ -36,6 +37,16 @@ class WorkerProcess {
 
   // Writes the job to the worker's stdin and closes it.
   void send_job(const std::string& job);
+  // Writes one line (a newline is added) and keeps stdin open for the next; false when the worker
+  // has gone.
+  bool send_line(const std::string& line);
+  void close_input();
+  // After the worker's last message: keeps the output it has written so far and leaves the
+  // process to end on its own (a CUDA context takes a tenth of a second to tear down, which no
+  // one needs to wait for); a background thread reaps it.
+  void let_finish_in_background();
+  // Whether the process is still running (a pre-started worker may have died while it waited).
+  bool running();
 
   enum class Wait { kMessage, kClosed, kDeadline };
   // Waits for the next protocol line until the deadline, draining captured output meanwhile.

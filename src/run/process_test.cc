@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/limits.h"
-#include "run/judge.h"
+#include "run/session.h"
 
 namespace cudojo {
 namespace {

@@ -46,6 +46,29 @@ void from_json(const nlohmann::json& j, BuiltKernel& kernel) {
   kernel.cubin = from_base64(j.at("cubin_base64").get<std::string>());
 }
 
+std::string_view to_string(WorkerMode mode) {
+  switch (mode) {
+    case WorkerMode::kCheck:
+      return "check";
+    case WorkerMode::kSanitize:
+      return "sanitize";
+    case WorkerMode::kLaunchForNcu:
+      return "launch_for_ncu";
+  }
+  return "check";
+}
+
+namespace {
+
+WorkerMode parse_mode(const std::string& name) {
+  for (auto mode : {WorkerMode::kCheck, WorkerMode::kSanitize, WorkerMode::kLaunchForNcu}) {
+    if (to_string(mode) == name) return mode;
+  }
+  throw std::runtime_error("unknown worker mode '" + name + "'");
+}
+
+}  // namespace
+
 void to_json(nlohmann::json& j, const Job& job) {
   j = {{"stage", job.stage},
        {"source", job.source},
@@ -54,11 +77,12 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"arch", job.arch ? nlohmann::json(*job.arch) : nlohmann::json(nullptr)},
        {"cuda_include_dir", job.cuda_include_dir},
        {"seed", job.seed},
-       {"max_source_bytes", job.max_source_bytes},
+       {"arch_guess", job.arch_guess},
        {"max_log_bytes", job.max_log_bytes},
-       {"mode", job.mode},
+       {"mode", to_string(job.mode)},
        {"tool_size", job.tool_size},
-       {"use_cupti", job.use_cupti},
+       {"profile", job.profile},
+       {"profiler_max_passes", job.profiler_max_passes},
        {"submission_build", optional_build(job.submission_build)},
        {"reference_build", optional_build(job.reference_build)}};
 }
@@ -71,11 +95,12 @@ void from_json(const nlohmann::json& j, Job& job) {
   if (!j.at("arch").is_null()) job.arch = j.at("arch").get<std::string>();
   j.at("cuda_include_dir").get_to(job.cuda_include_dir);
   j.at("seed").get_to(job.seed);
-  j.at("max_source_bytes").get_to(job.max_source_bytes);
+  job.arch_guess = j.value("arch_guess", job.arch_guess);
   j.at("max_log_bytes").get_to(job.max_log_bytes);
-  job.mode = j.value("mode", "check");
-  job.tool_size = j.value("tool_size", std::int64_t{1000});
-  job.use_cupti = j.value("use_cupti", true);
+  job.mode = parse_mode(j.value("mode", "check"));
+  job.tool_size = j.value("tool_size", job.tool_size);
+  job.profile = j.value("profile", job.profile);
+  job.profiler_max_passes = j.value("profiler_max_passes", job.profiler_max_passes);
   if (j.contains("submission_build") && !j.at("submission_build").is_null()) {
     job.submission_build = j.at("submission_build").get<BuiltKernel>();
   }

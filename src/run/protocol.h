@@ -1,10 +1,16 @@
 // The small JSON protocol between the parent and a worker.
 //
-// parent -> worker stdin: one Job.
+// parent -> worker stdin, one JSON object per line:
+//   a Job                                                        first; a pre-started worker waits for it
+//   {"event":"gpu","measure":true|false}                         the answer to await_gpu
 // worker -> parent fd 3, one JSON object per line, in this order:
-//   {"event":"compiled","compile":{...},"builds":{...}}           once, after both compiles
+//   {"event":"compiled","compile":{...},"builds":{...}}           once, after the compiles
 //   {"event":"reference_time","ms":0.0123}                       once the reference has been timed
 //   {"event":"phase","name":"tests","launches":96}               before each phase that runs learner code
+//   {"event":"await_gpu"}                                        a correct kernel, before timing: the
+//                                                                worker waits until the parent has
+//                                                                the GPU to itself (the tool workers
+//                                                                share it until then)
 //   {"event":"result","outcome":"completed"|..., "report":{...}}  last
 // The worker is passive: it never decides a verdict, and the parent never trusts a message to be
 // well-formed (a malformed line is the judge's own failure, internal_error).
@@ -14,8 +20,10 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/limits.h"
 #include "stage/stage.h"
 
 namespace cudojo {
@@ -29,6 +37,15 @@ struct BuiltKernel {
   std::vector<char> cubin;
 };
 
+// What a worker does with its job.
+//   kCheck: the full run (tests, barrier check, timing, CUPTI metrics).
+//   kSanitize: one launch of the submission at tool_size in exactly-sized buffers, for the
+//     compute-sanitizer tool wrapped around the worker to watch.
+//   kLaunchForNcu: one launch of the reference, then one of the submission, at the performance
+//     size, for ncu wrapped around the worker to measure (when CUPTI failed in the check worker).
+enum class WorkerMode { kCheck, kSanitize, kLaunchForNcu };
+std::string_view to_string(WorkerMode mode);
+
 struct Job {
   Stage stage;  // without lesson text; sources below
   std::string source;
@@ -37,15 +54,15 @@ struct Job {
   std::optional<std::string> arch;  // override; default: the GPU's own
   std::string cuda_include_dir;
   std::uint64_t seed = 0;
-  std::size_t max_source_bytes = 64 * 1024;
-  std::size_t max_log_bytes = 32 * 1024;
-  // "check": the full run. "sanitize": compile, then one launch of the submission at
-  // tool_size with exactly-sized buffers, for compute-sanitizer to watch. "profile": one launch
-  // of the reference, then one of the submission, at the performance size, measured with CUPTI
-  // unless use_cupti is false (then ncu, wrapped around the worker, measures them).
-  std::string mode = "check";
-  std::int64_t tool_size = 1000;
-  bool use_cupti = true;
+  // The arch to compile for while the worker is still asking the GPU for its own (the parent's
+  // last-seen arch); a wrong guess only costs a second compile.
+  std::string arch_guess = "sm_90";
+  std::size_t max_log_bytes = kDefaultLimits.max_compile_log_bytes;
+  WorkerMode mode = WorkerMode::kCheck;
+  std::int64_t tool_size = kDefaultLimits.sanitize_size;
+  // Check mode: profile the reference and a correct submission with CUPTI after timing.
+  bool profile = true;
+  int profiler_max_passes = kDefaultLimits.profiler_max_passes;
   std::optional<BuiltKernel> submission_build;
   std::optional<BuiltKernel> reference_build;
 };
@@ -65,8 +82,12 @@ inline constexpr const char* kRuntimeError = "runtime_error";
 inline constexpr const char* kInternalError = "internal_error";
 }  // namespace outcome
 
-// Entry point of `cudojo worker`: reads a Job on stdin, writes messages to fd 3. Returns the
-// process exit code (0 whenever a result was sent, whatever the verdict).
-int worker_main();
+// The parent's answer to await_gpu.
+inline constexpr const char* kGpuGrantEvent = "gpu";
+
+// Entry point of `cudojo worker [MODE]`: starts CUDA at once, then reads a Job on stdin and writes
+// messages to fd 3. Returns the process exit code (0 whenever a result was sent, whatever the
+// verdict).
+int worker_main(std::string_view mode_hint);
 
 }  // namespace cudojo

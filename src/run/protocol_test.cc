@@ -21,7 +21,7 @@ TEST(Protocol, AJobCarriesItsBuildsOrNone) {
   Job job;
   job.source = "__global__ void reduce(const float*, float*, int) {}";
   job.file_name = "mine.cu";
-  job.mode = "sanitize";
+  job.mode = WorkerMode::kSanitize;
   Job back = nlohmann::json::parse(nlohmann::json(job).dump()).get<Job>();
   EXPECT_FALSE(back.submission_build);
   EXPECT_FALSE(back.reference_build);
@@ -30,7 +30,7 @@ TEST(Protocol, AJobCarriesItsBuildsOrNone) {
   ASSERT_TRUE(back.submission_build);
   EXPECT_EQ(back.submission_build->cubin, job.submission_build->cubin);
   EXPECT_FALSE(back.reference_build);
-  EXPECT_EQ(back.mode, "sanitize");
+  EXPECT_EQ(back.mode, WorkerMode::kSanitize);
 }
 
 TEST(Protocol, ABrokenBuildIsAnErrorNotGarbage) {

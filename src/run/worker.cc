@@ -1,31 +1,40 @@
-// `cudojo worker`: the process that runs learner code. It reads one Job on stdin, compiles the
+// `cudojo worker`: the process that runs learner code. It starts CUDA at once (so a pre-started
+// worker has its context before its job arrives), reads one Job line on stdin, compiles the
 // submission and the reference with NVRTC, drives the stage's contract on the GPU, and writes
 // protocol messages on fd 3 (see protocol.h). It judges nothing: it reports what happened, with
 // the test results and findings computed by check/, and the parent decides the verdict.
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <condition_variable>
 #include <future>
+#include <mutex>
+#include <optional>
 #include <iostream>
-#include <iterator>
 #include <memory>
+#include <thread>
 
 #include "check/barriers.h"
 #include "common/cuda_check.h"
+#include "common/environment.h"
 #include "compile/barrier_instrumentation.h"
 #include "compile/nvrtc_compiler.h"
-#include "stage/contract_info.h"
 #include "contract/driver.h"
-#include "measure/profiler.h"
 #include "gpu/gpu.h"
+#include "measure/profiler.h"
 #include "run/protocol.h"
+#include "stage/contract_info.h"
 
 namespace cudojo {
 
 namespace {
 
 constexpr int kMessageFd = 3;
+using Clock = std::chrono::steady_clock;
 
 void send(const nlohmann::json& message) {
   const std::string line = message.dump() + "\n";
@@ -37,12 +46,102 @@ void send(const nlohmann::json& message) {
   }
 }
 
+void send_result(const char* outcome, const Report& report) {
+  send({{"event", "result"}, {"outcome", outcome}, {"report", report}});
+}
+
+// Adds the time since `since` to the report's timings under `name`, and restarts the clock.
+class StepClock {
+ public:
+  explicit StepClock(Report& report) : report_(report) {}
+  void step(const std::string& name) {
+    const auto now = Clock::now();
+    report_.timings_ms[name] += std::chrono::duration<double, std::milli>(now - since_).count();
+    since_ = now;
+  }
+  void restart() { since_ = Clock::now(); }
+
+ private:
+  Report& report_;
+  Clock::time_point since_ = Clock::now();
+};
+
 class PipeAnnouncer : public PhaseAnnouncer {
  public:
   void reference_time(double ms) override { send({{"event", "reference_time"}, {"ms", ms}}); }
   void phase(std::string_view name, int launches) override {
     send({{"event", "phase"}, {"name", name}, {"launches", launches}});
   }
+};
+
+// CUDA's start-up, on a thread of its own from the first instruction: which device, its arch, the
+// context and the judge's GpuSession. Creating a context costs a good part of a second on a large
+// GPU; meanwhile the main thread reads the job and compiles.
+class CudaStartup {
+ public:
+  explicit CudaStartup(bool with_judge_kernels)
+      : with_judge_kernels_(with_judge_kernels), thread_([this] { run(); }) {}
+  ~CudaStartup() {
+    if (thread_.joinable()) thread_.join();
+  }
+  CudaStartup(const CudaStartup&) = delete;
+  CudaStartup& operator=(const CudaStartup&) = delete;
+
+  struct Device {
+    cudaError_t status = cudaSuccess;
+    bool present = false;
+    std::string arch;  // "sm_90" when present
+  };
+  // Waits for the device query (fast: no context yet).
+  const Device& device() { return device_future_.get(); }
+  // Waits for the context and the judge's session; rethrows the judge's own failure.
+  GpuSession& session() {
+    session_future_.wait();
+    if (error_) std::rethrow_exception(error_);
+    return *session_;
+  }
+  double device_ms() const { return device_ms_; }
+  double session_ms() const { return session_ms_; }
+
+ private:
+  void run() {
+    const auto started = Clock::now();
+    Device device;
+    int count = 0;
+    device.status = cudaGetDeviceCount(&count);
+    device.present = device.status == cudaSuccess && count > 0;
+    if (device.present) {
+      int major = 0, minor = 0;
+      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess &&
+          cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) == cudaSuccess) {
+        device.arch = fmt::format("sm_{}{}", major, minor);
+      } else {
+        device.present = false;
+      }
+    }
+    device_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+    device_promise_.set_value(device);
+    if (device.present) {
+      try {
+        session_ = std::make_unique<GpuSession>(0, default_cuda_include_dir(), with_judge_kernels_);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    }
+    session_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - started).count() - device_ms_;
+    session_promise_.set_value();
+  }
+
+  std::promise<Device> device_promise_;
+  std::shared_future<Device> device_future_ = device_promise_.get_future().share();
+  std::promise<void> session_promise_;
+  std::future<void> session_future_ = session_promise_.get_future();
+  std::unique_ptr<GpuSession> session_;
+  std::exception_ptr error_;
+  double device_ms_ = 0;
+  double session_ms_ = 0;
+  bool with_judge_kernels_;
+  std::thread thread_;  // last: starts once the members above exist
 };
 
 CompileRequest compile_request(const Job& job, const std::string& source, const std::string& file_name,
@@ -56,7 +155,6 @@ CompileRequest compile_request(const Job& job, const std::string& source, const 
   request.kernel_pointer_type = std::string(contract->pointer_type);
   request.arch = arch;
   request.cuda_include_dir = job.cuda_include_dir;
-  request.max_source_bytes = job.max_source_bytes;
   request.max_log_bytes = job.max_log_bytes;
   return request;
 }
@@ -78,8 +176,42 @@ bool is_kernel_fault(cudaError_t code) {
   }
 }
 
-void send_result(const char* outcome, const Report& report) {
-  send({{"event", "result"}, {"outcome", outcome}, {"report", report}});
+// The builds one worker needs, compiled at once (they are independent and NVRTC is thread-safe
+// across programs). Builds the parent passed in (from the check worker) are loaded, not compiled.
+struct Builds {
+  CompileResult submission;
+  CompileResult reference;  // not in sanitize mode
+  CompileResult counted;    // check mode only: the barrier-counting build
+};
+
+Builds compile_all(const Job& job, const std::string& arch) {
+  auto build = [&](const std::optional<BuiltKernel>& built, const std::string& source,
+                   const std::string& file_name) {
+    if (!built) return compile_kernel(compile_request(job, source, file_name, arch));
+    CompileResult reused;
+    reused.ok = true;
+    reused.cubin = built->cubin;
+    reused.lowered_name = built->lowered_name;
+    return reused;
+  };
+  std::future<CompileResult> reference, counted;
+  if (job.mode != WorkerMode::kSanitize) {
+    reference =
+        std::async(std::launch::async, [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
+  }
+  if (job.mode == WorkerMode::kCheck) {
+    counted = std::async(std::launch::async, [&] {
+      CompileRequest request = compile_request(job, job.source, job.file_name, arch);
+      request.pre_include_name = std::string(kBarrierHeaderName);
+      request.pre_include_text = std::string(barrier_check_header());
+      return compile_kernel(request);
+    });
+  }
+  Builds builds;
+  builds.submission = build(job.submission_build, job.source, job.file_name);
+  if (reference.valid()) builds.reference = reference.get();
+  if (counted.valid()) builds.counted = counted.get();
+  return builds;
 }
 
 void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& metrics) {
@@ -89,10 +221,8 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   if (outcome.submission_time && outcome.reference_time && outcome.reference_time->median_ms > 0) {
     metrics.time_ratio = outcome.submission_time->median_ms / outcome.reference_time->median_ms;
   }
-  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 &&
-      outcome.submission_time->median_ms > 0) {
-    metrics.bandwidth_gbps =
-        outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
+  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 && outcome.submission_time->median_ms > 0) {
+    metrics.bandwidth_gbps = outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
     if (gpu.peak_read_gbps > 0) metrics.pct_of_peak = 100.0 * *metrics.bandwidth_gbps / gpu.peak_read_gbps;
   } else if (outcome.submission_time) {
     metrics.note = "this contract reads no input array, so bandwidth is not reported";
@@ -101,13 +231,13 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
 
 // The barrier check: the counted build of the submission, launched once at the tool size on its
 // own buffers, after the tests and before anything is timed. Runs only learner code that already
-// ran in the tests; a fault here is still the learner's (the caller catches it).
-void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver, CompileResult& counted_build,
+// ran in the tests; a fault here is still the learner's.
+void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver, const CompileResult& counted_build,
                     PhaseAnnouncer& announce, Report& report) {
   BarrierCheckSummary& summary = report.barrier_check;
   if (!counted_build.ok) {
-    summary.note = "the counted build did not compile (the submission redefines a barrier name?); barriers "
-                   "were not checked";
+    summary.note =
+        "the counted build did not compile (the submission redefines a barrier name?); barriers were not checked";
     return;
   }
   LoadedKernel counted(counted_build.cubin, counted_build.lowered_name, job.stage.launch.dynamic_shared_bytes);
@@ -130,102 +260,204 @@ void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver, Com
   if (auto finding = divergent_barrier_finding(counts)) report.findings.push_back(*finding);
 }
 
-// Profile mode: the reference, then the submission, once each at the performance size.
-int profile(const Job& job, GpuSession& gpu, ContractDriver& driver, const LoadedKernel& submission,
-            const LoadedKernel& reference, PhaseAnnouncer& announce, Report& report) {
-  ContractContext context{job.stage, gpu, submission, reference, job.seed, announce};
-  const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-  nlohmann::json profile_json;
-  try {
-    if (job.use_cupti) {
-      const std::vector<ProfiledLaunch> launches = {
-          [&](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, reference, marks); },
-          [&](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, submission, marks); },
-      };
-      const ProfileResult result = profile_with_cupti(0, launches, [&] { gpu.flush_l2(); });
-      profile_json = {{"ok", result.ok},
-                      {"source", result.source},
-                      {"error", result.error},
-                      {"passes", result.passes},
-                      {"kernels", result.kernels}};
-    } else {
-      // ncu flushes the caches itself before each kernel it profiles.
-      driver.launch_once_for_tools(context, n, reference, {});
-      driver.launch_once_for_tools(context, n, submission, {});
-      profile_json = {
-          {"ok", true}, {"source", "launched for ncu"}, {"error", ""}, {"kernels", nlohmann::json::array()}};
+// Opens once, for good: whether the profiler thread may use the GPU now, or should give up.
+class Gate {
+ public:
+  void open(bool go) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!go_) go_ = go;
     }
-  } catch (const LearnerFault& fault) {
-    report.error_name = fault.error_name();
-    report.message = fault.what();
-    send_result(outcome::kRuntimeError, report);
-    return 0;
+    changed_.notify_all();
   }
-  send(
-      {{"event", "result"}, {"outcome", outcome::kCompleted}, {"report", report}, {"profile", profile_json}});
-  return 0;
+  bool wait() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return go_.has_value(); });
+    return *go_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::optional<bool> go_;
+};
+
+// Hardware metrics of one launch each of the reference and the submission at the performance
+// size, with CUPTI in this process (its context and modules are already loaded). CUPTI's set-up
+// runs on a thread from the start of the tests; its replayed launches wait behind the gate, which
+// the worker opens once it has the GPU to itself and has timed the kernel. A failure is a note;
+// the parent then tries ncu.
+class BackgroundProfile {
+ public:
+  BackgroundProfile(const Job& job, ContractContext& context, ContractDriver& driver) {
+    // CUDOJO_PROFILER=ncu skips CUPTI, so the parent measures with ncu: how the two collectors are
+    // compared (scripts/metrics-check.sh).
+    if (const char* forced = std::getenv(env::kProfiler); forced && std::string(forced) == "ncu") {
+      skipped_ = fmt::format("CUPTI skipped ({}=ncu)", env::kProfiler);
+      return;
+    }
+    const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
+    result_ = std::async(std::launch::async, [this, &context, &driver, n, passes = job.profiler_max_passes] {
+      const std::vector<ProfiledLaunch> launches = {
+          [&, n](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, context.reference, marks); },
+          [&, n](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, context.submission, marks); },
+      };
+      return profile_with_cupti(0, launches, [&] { context.gpu.flush_l2(); }, passes, [this] { return gate_.wait(); });
+    });
+  }
+  // Never leaves the thread waiting: a check that ends early (a fault, a wrong answer) cancels it.
+  ~BackgroundProfile() {
+    gate_.open(false);
+    if (result_.valid()) result_.wait();
+  }
+  BackgroundProfile(const BackgroundProfile&) = delete;
+  BackgroundProfile& operator=(const BackgroundProfile&) = delete;
+
+  // Runs the replayed launches now and fills the report's metrics.
+  void collect(Report& report) {
+    if (!result_.valid()) {
+      report.metrics.metrics_note = skipped_;
+      return;
+    }
+    gate_.open(true);
+    const ProfileResult result = result_.get();
+    report.timings_ms["profile_setup"] = result.setup_ms;
+    report.timings_ms["profile_passes"] = result.passes_ms;
+    fill(result, report);
+  }
+
+ private:
+  static void fill(const ProfileResult& result, Report& report) {
+  report.metrics.metrics_passes = result.passes;
+  if (result.ok && result.kernels.size() >= 2) {
+    report.metrics.reference_kernel = result.kernels[0];
+    report.metrics.kernel = result.kernels[1];
+    report.metrics.metrics_source = "cupti";
+    report.metrics.metrics_note = result.error;  // metrics CUPTI refused, if any
+  } else {
+    report.metrics.metrics_source = "";
+    report.metrics.metrics_note = "CUPTI: " + (result.error.empty() ? "no kernels profiled" : result.error);
+  }
+  }
+
+  Gate gate_;
+  std::future<ProfileResult> result_;
+  std::string skipped_;
+};
+
+// Blocks until the parent gives the GPU to this worker alone; false when it says not to measure
+// (a tool already found the kernel wrong) or has gone.
+bool await_gpu() {
+  send({{"event", "await_gpu"}});
+  std::string line;
+  if (!std::getline(std::cin, line)) return false;
+  const auto grant = nlohmann::json::parse(line, nullptr, false);
+  return !grant.is_discarded() && grant.value("event", "") == kGpuGrantEvent && grant.value("measure", false);
 }
 
-int run_job(const Job& job) {
+// Everything after the compile: load, run the mode's work, send the result. Learner faults are
+// caught once, by the caller.
+void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const LoadedKernel& submission,
+                StepClock& clock, Report& report) {
+  PipeAnnouncer announce;
+  auto driver = make_contract_driver(job.stage.contract);
+  const int shared_bytes = job.stage.launch.dynamic_shared_bytes;
+  if (job.mode == WorkerMode::kSanitize) {
+    // The submission stands in for the reference: nothing but the one launch runs.
+    ContractContext context{job.stage, gpu, submission, submission, job.seed, announce};
+    driver->launch_once_for_tools(context, job.tool_size, submission, {});
+    clock.step("launch");
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+  LoadedKernel reference(builds.reference.cubin, builds.reference.lowered_name, shared_bytes);
+  ContractContext context{job.stage, gpu, submission, reference, job.seed, announce};
+  clock.step("load");
+  if (job.mode == WorkerMode::kLaunchForNcu) {
+    // ncu flushes the caches itself before each kernel it profiles.
+    const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
+    driver->launch_once_for_tools(context, n, reference, {});
+    driver->launch_once_for_tools(context, n, submission, {});
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+
+  std::optional<BackgroundProfile> profile;
+  if (job.profile) profile.emplace(job, context, *driver);
+  ContractOutcome outcome;
+  try {
+    announce.reference_time(driver->time_reference(context));
+    clock.step("reference_time");
+    driver->run_tests(context, outcome);
+    report.tests = outcome.tests;
+    report.findings = outcome.findings.finish();
+    report.determinism = outcome.determinism;
+    clock.step("tests");
+    check_barriers(job, gpu, *driver, builds.counted, announce, report);
+    clock.step("barrier_check");
+  } catch (...) {
+    report.tests = outcome.tests;
+    report.findings = outcome.findings.finish();
+    throw;
+  }
+  if (!is_correct(report.tests, report.findings)) {
+    report.metrics.note = "not timed: the submission is not correct yet";
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+  const bool measure = await_gpu();
+  clock.step("wait_for_gpu");
+  if (!measure) {
+    report.metrics.note = "not timed: the submission is not correct yet";
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+  gpu.measure_peak_read_gbps();
+  report.gpu = gpu.info();
+  clock.step("peak_probe");
+  driver->measure(context, outcome);
+  fill_metrics(outcome, gpu.info(), report.metrics);
+  clock.step("timing");
+  if (profile) {
+    // Each pass replays both kernels once; CUPTI's own set-up is covered by the phase floor.
+    announce.phase("profile", 2 * job.profiler_max_passes);
+    profile->collect(report);
+    clock.step("profile");
+  }
+  send_result(outcome::kCompleted, report);
+}
+
+void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start) {
   Report report;
   report.stage = job.stage.id;
   report.file = job.file_name;
   report.seed = job.seed;
+  StepClock clock(report);
+  report.timings_ms["worker_start"] =
+      std::chrono::duration<double, std::milli>(Clock::now() - process_start).count();
 
-  // Which GPU (if any) decides the architecture; without one we still compile, for sm_90 unless
-  // told otherwise, so compile errors reach the learner on any machine.
-  int device_count = 0;
-  const cudaError_t device_status = cudaGetDeviceCount(&device_count);
-  const bool device_present = device_status == cudaSuccess && device_count > 0;
-  std::string arch = job.arch.value_or("sm_90");
-  if (device_present && !job.arch) {
-    cudaDeviceProp prop{};
-    CUDOJO_CUDA(cudaGetDeviceProperties(&prop, 0));
-    arch = fmt::format("sm_{}{}", prop.major, prop.minor);
+  // Compile for the arch we expect while CUDA names the real one; a wrong guess compiles again.
+  std::string arch = job.arch.value_or(job.arch_guess);
+  Builds builds = compile_all(job, arch);
+  clock.step("compile");
+  const CudaStartup::Device& device = cuda.device();
+  clock.step("device_query");
+  if (!job.arch && device.present && device.arch != arch) {
+    arch = device.arch;
+    builds = compile_all(job, arch);
+    clock.step("compile_again_for_device_arch");
   }
-
-  // The compiles run at once: they are independent and NVRTC is thread-safe across programs. A
-  // tool run needs no reference, and reuses the check's builds when the parent passes them.
-  const bool tool_run = job.mode == "sanitize";
-  const bool profile_run = job.mode == "profile";
-  auto build = [&](const std::optional<BuiltKernel>& built, const std::string& source,
-                   const std::string& file_name) {
-    if (!built) return compile_kernel(compile_request(job, source, file_name, arch));
-    CompileResult reused;
-    reused.ok = true;
-    reused.cubin = built->cubin;
-    reused.lowered_name = built->lowered_name;
-    return reused;
-  };
-  std::future<CompileResult> reference_future;
-  if (!tool_run) {
-    reference_future = std::async(std::launch::async,
-                                  [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
-  }
-  // The counted build for the barrier check, only where the tests run.
-  std::future<CompileResult> counted_future;
-  if (!tool_run && !profile_run) {
-    counted_future = std::async(std::launch::async, [&] {
-      CompileRequest request = compile_request(job, job.source, job.file_name, arch);
-      request.pre_include_name = std::string(kBarrierHeaderName);
-      request.pre_include_text = std::string(barrier_check_header());
-      return compile_kernel(request);
-    });
-  }
-  CompileResult submission = build(job.submission_build, job.source, job.file_name);
-  CompileResult reference = tool_run ? CompileResult{} : reference_future.get();
-  CompileResult counted_build = counted_future.valid() ? counted_future.get() : CompileResult{};
-
+  const CompileResult& submission = builds.submission;
   report.compile.ok = submission.ok;
   report.compile.arch = arch;
   report.compile.nvrtc = nvrtc_version();
   report.compile.log = submission.log;
   report.compile.diagnostics = submission.diagnostics;
   report.compile.compile_ms = submission.compile_ms;
-  nlohmann::json builds = nlohmann::json::object();
-  if (job.mode == "check" && submission.ok) {
-    builds["submission"] = BuiltKernel{submission.lowered_name, submission.cubin};
-    if (reference.ok) builds["reference"] = BuiltKernel{reference.lowered_name, reference.cubin};
+  nlohmann::json sent_builds = nlohmann::json::object();
+  if (job.mode == WorkerMode::kCheck && submission.ok) {
+    sent_builds["submission"] = BuiltKernel{submission.lowered_name, submission.cubin};
+    if (builds.reference.ok) sent_builds["reference"] = BuiltKernel{builds.reference.lowered_name, builds.reference.cubin};
   }
   send({{"event", "compiled"},
         {"compile",
@@ -233,131 +465,105 @@ int run_job(const Job& job) {
           {"arch", arch},
           {"nvrtc", report.compile.nvrtc},
           {"compile_ms", report.compile.compile_ms}}},
-        {"builds", builds}});
+        {"builds", sent_builds}});
 
   if (!submission.ok) {
     report.message = "the submission did not compile";
     send_result(outcome::kCompileError, report);
-    return 0;
+    return;
   }
-  if (!reference.ok && !tool_run) {
-    report.message = "the stage's reference did not compile: this is the judge's fault\n" + reference.log;
+  if (job.mode != WorkerMode::kSanitize && !builds.reference.ok) {
+    report.message = "the stage's reference did not compile: this is the judge's fault\n" + builds.reference.log;
     send_result(outcome::kInternalError, report);
-    return 0;
+    return;
   }
-  if (!device_present) {
-    report.error_name = device_status == cudaSuccess ? "cudaErrorNoDevice" : cudaGetErrorName(device_status);
+  if (!device.present) {
+    report.error_name = device.status == cudaSuccess ? "cudaErrorNoDevice" : cudaGetErrorName(device.status);
     report.message = fmt::format(
         "the submission compiled, but no CUDA device is usable here ({}); running, checking and "
         "timing a kernel needs an NVIDIA GPU and driver",
         *report.error_name);
     send_result(outcome::kNoDevice, report);
-    return 0;
+    return;
   }
 
-  GpuSession gpu(0, job.cuda_include_dir);
+  GpuSession& gpu = cuda.session();
+  report.timings_ms["cuda_start"] = cuda.device_ms() + cuda.session_ms();
+  clock.step("wait_for_cuda");
   report.gpu = gpu.info();
-  std::unique_ptr<LoadedKernel> submission_kernel;
   try {
-    submission_kernel = std::make_unique<LoadedKernel>(submission.cubin, submission.lowered_name,
-                                                       job.stage.launch.dynamic_shared_bytes);
-  } catch (const CudaError& error) {
-    report.compile.ok = false;
-    report.compile.diagnostics.push_back(
-        {job.file_name, 0, "error",
-         fmt::format("the compiled code has no loadable kernel named {} ({}); is it declared __global__?",
-                     job.stage.kernel, error.name())});
-    report.message = "the submission compiled but its kernel could not be loaded";
-    send_result(outcome::kCompileError, report);
-    return 0;
-  }
-  PipeAnnouncer announce;
-  auto driver = make_contract_driver(job.stage.contract);
-  if (tool_run) {
-    // The submission stands in for the reference: nothing but the one launch runs.
-    ContractContext context{job.stage, gpu, *submission_kernel, *submission_kernel, job.seed, announce};
+    // Loading is the one place a compiled submission can still be unusable as a kernel.
+    std::unique_ptr<LoadedKernel> loaded;
     try {
-      driver->launch_once_for_tools(context, job.tool_size, *submission_kernel, {});
-    } catch (const LearnerFault& fault) {
-      report.error_name = fault.error_name();
-      report.message = fault.what();
-      send_result(outcome::kRuntimeError, report);
-      return 0;
+      loaded = std::make_unique<LoadedKernel>(submission.cubin, submission.lowered_name,
+                                              job.stage.launch.dynamic_shared_bytes);
+    } catch (const CudaError& error) {
+      report.compile.ok = false;
+      report.compile.diagnostics.push_back(
+          {job.file_name, 0, "error",
+           fmt::format("the compiled code has no loadable kernel named {} ({}); is it declared __global__?",
+                       job.stage.kernel, error.name())});
+      report.message = "the submission compiled but its kernel could not be loaded";
+      send_result(outcome::kCompileError, report);
+      return;
     }
-    send_result(outcome::kCompleted, report);
-    return 0;
-  }
-  LoadedKernel reference_kernel(reference.cubin, reference.lowered_name,
-                                job.stage.launch.dynamic_shared_bytes);
-  if (profile_run) return profile(job, gpu, *driver, *submission_kernel, reference_kernel, announce, report);
-  gpu.measure_peak_read_gbps();
-  report.gpu = gpu.info();
-
-  ContractContext context{job.stage, gpu, *submission_kernel, reference_kernel, job.seed, announce};
-  ContractOutcome outcome;
-  try {
-    announce.reference_time(driver->time_reference(context));
-    driver->run_tests(context, outcome);
-    report.tests = outcome.tests;
-    report.findings = outcome.findings.finish();
-    report.determinism = outcome.determinism;
-    check_barriers(job, gpu, *driver, counted_build, announce, report);
-    const bool correct =
-        std::all_of(report.tests.begin(), report.tests.end(), [](const TestResult& t) { return t.ok; }) &&
-        report.findings.empty();
-    if (correct) {
-      driver->measure(context, outcome);
-      fill_metrics(outcome, gpu.info(), report.metrics);
-    } else {
-      report.metrics.note = "not timed: the submission is not correct yet";
-    }
+    run_on_gpu(job, gpu, builds, *loaded, clock, report);
   } catch (const LearnerFault& fault) {
-    report.tests = outcome.tests;
-    report.findings = outcome.findings.finish();
+    // The one fault path: a CUDA error that surfaced after learner code ran.
     report.error_name = fault.error_name();
     report.message = fault.what();
     send_result(outcome::kRuntimeError, report);
-    return 0;
   } catch (const CudaError& error) {
     // Kernel faults are reported asynchronously; one raised by the judge's next call after
     // learner code ran is still the learner's fault.
     if (!is_kernel_fault(error.code())) throw;
-    report.tests = outcome.tests;
-    report.findings = outcome.findings.finish();
     report.error_name = error.name();
     report.message = error.what();
     send_result(outcome::kRuntimeError, report);
-    return 0;
   }
-  send_result(outcome::kCompleted, report);
-  return 0;
 }
 
 }  // namespace
 
-int worker_main() {
+int worker_main(std::string_view mode_hint) {
+  const auto process_start = Clock::now();
   // Device printf goes to stdout; unbuffered, so what was printed before a kill still arrives.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
+  // The parent names the mode on the command line too, so CUDA's start-up (which begins before the
+  // job arrives) knows whether the judge's own kernels will be needed.
+  CudaStartup cuda(mode_hint != to_string(WorkerMode::kSanitize));
+  int code = 0;
   Job job;
+  std::string line;
   try {
-    const std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
-    job = nlohmann::json::parse(input).get<Job>();
+    if (!std::getline(std::cin, line)) {
+      // The parent went away before giving a job (a pre-started worker that was not needed).
+      std::_Exit(0);
+    }
+    job = nlohmann::json::parse(line).get<Job>();
   } catch (const std::exception& error) {
     Report report;
     report.message = fmt::format("the worker could not read its job: {}", error.what());
     send_result(outcome::kInternalError, report);
-    return 2;
+    std::_Exit(2);
   }
   try {
-    return run_job(job);
+    run_job(job, cuda, process_start);
   } catch (const std::exception& error) {
     Report report;
     report.stage = job.stage.id;
     report.file = job.file_name;
     report.message = fmt::format("the judge failed: {}", error.what());
     send_result(outcome::kInternalError, report);
-    return 2;
+    code = 2;
   }
+  // The result is sent. A tool wrapped around this worker writes its summary from the CUDA
+  // runtime's exit handlers, so its workers end the ordinary way; the check worker skips tearing
+  // down the context, modules and buffers one by one, which would only keep the parent waiting
+  // (the driver releases them when the process ends).
+  std::fflush(stdout);
+  if (job.mode != WorkerMode::kCheck) std::exit(code);
+  std::_Exit(code);
 }
 
 }  // namespace cudojo

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "run/judge.h"
 
 namespace cudojo {
 
@@ -15,6 +14,7 @@ Dispatcher::Dispatcher(Store& store, const std::vector<Stage>& course, Settings 
 Dispatcher::~Dispatcher() { stop(); }
 
 void Dispatcher::start() {
+  last_arch_.assign(static_cast<std::size_t>(settings_.workers), "");
   for (int slot = 0; slot < settings_.workers; ++slot)
     threads_.emplace_back([this, slot] { run_slot(slot); });
 }
@@ -30,8 +30,25 @@ void Dispatcher::stop() {
 
 void Dispatcher::notify() { wake_.notify_one(); }
 
+WorkerSettings Dispatcher::worker_settings(int slot) const {
+  WorkerSettings workers;
+  workers.worker_executable = settings_.worker_executable;
+  if (settings_.pin_gpus) workers.environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
+  return workers;
+}
+
 void Dispatcher::run_slot(int slot) {
+  // The next job's workers are started while the slot waits, so a job begins with CUDA contexts
+  // already made (and compute-sanitizer already attached); each set still serves one job only.
+  std::optional<PreparedWorkers> prepared;
   while (!stopping_) {
+    if (!prepared) {
+      try {
+        prepared.emplace(worker_settings(slot));
+      } catch (const std::exception& error) {
+        fmt::print(stderr, "cudojo serve: cannot start workers ahead of a job: {}\n", error.what());
+      }
+    }
     std::optional<JobRecord> job;
     try {
       job = store_.claim_next();
@@ -43,11 +60,12 @@ void Dispatcher::run_slot(int slot) {
       wake_.wait_for(lock, std::chrono::milliseconds(500));
       continue;
     }
-    run_job(slot, *job);
+    run_job(slot, *job, std::move(prepared));
+    prepared.reset();
   }
 }
 
-void Dispatcher::run_job(int slot, const JobRecord& job) {
+void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared) {
   Report report;
   const Stage* stage = find_stage(course_, job.stage);
   try {
@@ -56,13 +74,13 @@ void Dispatcher::run_job(int slot, const JobRecord& job) {
     request.stage = stage;
     request.source = job.source;
     request.file_name = "submission.cu";
-    request.worker_executable = settings_.worker_executable;
+    request.workers = worker_settings(slot);
     request.cuda_include_dir = settings_.cuda_include_dir;
     request.calibration_dir = settings_.calibration_dir;
-    if (settings_.pin_gpus)
-      request.worker_environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
+    if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
     request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
-    report = run_check(request);
+    report = run_check(request, std::move(prepared));
+    if (!report.compile.arch.empty()) last_arch_[slot] = report.compile.arch;
   } catch (const std::exception& error) {
     report = Report{};
     report.stage = job.stage;

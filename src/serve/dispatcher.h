@@ -7,10 +7,12 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "run/judge.h"
 #include "serve/store.h"
 #include "stage/stage.h"
 
@@ -40,12 +42,14 @@ class Dispatcher {
 
  private:
   void run_slot(int slot);
-  void run_job(int slot, const JobRecord& job);
+  void run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared);
+  WorkerSettings worker_settings(int slot) const;
 
   Store& store_;
   const std::vector<Stage>& course_;
   Settings settings_;
   std::vector<std::thread> threads_;
+  std::vector<std::string> last_arch_;  // per slot: the arch its GPU compiled for last
   std::atomic<bool> stopping_{false};
   std::mutex mutex_;
   std::condition_variable wake_;

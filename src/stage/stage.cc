@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/environment.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
@@ -194,7 +195,7 @@ std::string describe_gate(const Stage& stage) {
 }
 
 fs::path default_course_root() {
-  if (const char* env = std::getenv("CUDOJO_COURSE"); env && *env) return env;
+  if (const char* env = std::getenv(env::kCourse); env && *env) return env;
   if (fs::is_directory(CUDOJO_COURSE_DIR)) return CUDOJO_COURSE_DIR;
   // A build folder copied elsewhere (the GPU machine gets a copy of the tree): course/ sits beside
   // the folder that holds the executable.

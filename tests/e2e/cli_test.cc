@@ -164,7 +164,7 @@ TEST(CliWorker, ToolWorkersLoadTheChecksBuildInsteadOfCompilingAgain) {
 
   // A sanitizer worker given that build never compiles its source: a source that cannot compile
   // gets as far as looking for a GPU.
-  job.mode = "sanitize";
+  job.mode = WorkerMode::kSanitize;
   job.source = "this is not CUDA";
   job.submission_build = built;
   const auto reused = run_worker(job);

@@ -1,0 +1,30 @@
+// Every environment variable cudojo reads, in one list: the code names them through env::k*, and
+// `cudojo --help` prints the list, so none is undocumented.
+#pragma once
+
+#include <span>
+#include <string_view>
+
+namespace cudojo {
+
+namespace env {
+inline constexpr const char* kCourse = "CUDOJO_COURSE";
+inline constexpr const char* kCalibration = "CUDOJO_CALIBRATION";
+inline constexpr const char* kData = "CUDOJO_DATA";
+inline constexpr const char* kWeb = "CUDOJO_WEB";
+inline constexpr const char* kCudaInclude = "CUDOJO_CUDA_INCLUDE";
+inline constexpr const char* kComputeSanitizer = "CUDOJO_COMPUTE_SANITIZER";
+inline constexpr const char* kNcu = "CUDOJO_NCU";
+inline constexpr const char* kProfiler = "CUDOJO_PROFILER";
+inline constexpr const char* kKeepSanitizerLogs = "CUDOJO_KEEP_SANITIZER_LOGS";
+inline constexpr const char* kNoColor = "NO_COLOR";
+}  // namespace env
+
+struct EnvironmentVariable {
+  std::string_view name;
+  std::string_view meaning;
+};
+
+std::span<const EnvironmentVariable> environment_variables();
+
+}  // namespace cudojo

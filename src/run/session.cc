@@ -1,0 +1,108 @@
+#include "run/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "run/protocol.h"
+
+namespace cudojo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Clock::time_point after_ms(double ms) {
+  return Clock::now() + std::chrono::microseconds(static_cast<long long>(ms * 1000));
+}
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+}  // namespace
+
+double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms) {
+  const double per_launch = std::max(reference_ms, 0.001);
+  return std::min(limits.phase_cap_ms, limits.phase_floor_ms + launches * per_launch * limits.phase_launch_factor);
+}
+
+SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line, const JudgeLimits& limits,
+                                 const SessionHooks& hooks) {
+  SessionResult session;
+  auto progress = [&](std::string_view phase) {
+    if (hooks.on_progress) hooks.on_progress(phase);
+  };
+  worker.send_line(job_line);
+  session.budget_ms = limits.startup_budget_ms;
+  auto deadline = after_ms(session.budget_ms);
+
+  for (bool reading = true; reading;) {
+    std::string line;
+    switch (worker.next_message(deadline, line)) {
+      case WorkerProcess::Wait::kDeadline:
+        worker.kill();
+        session.ending = SessionResult::Ending::kDeadline;
+        reading = false;
+        break;
+      case WorkerProcess::Wait::kClosed:
+        session.ending = SessionResult::Ending::kClosed;
+        reading = false;
+        break;
+      case WorkerProcess::Wait::kMessage: {
+        nlohmann::json message = nlohmann::json::parse(line, nullptr, false);
+        if (message.is_discarded() || !message.is_object() || !message.contains("event") ||
+            !message.at("event").is_string()) {
+          worker.kill();
+          session.ending = SessionResult::Ending::kMalformed;
+          reading = false;
+          break;
+        }
+        const std::string event = message.at("event").get<std::string>();
+        if (event == "compiled") {
+          session.compiled = true;
+          progress("compiled");
+          if (hooks.on_compiled) hooks.on_compiled(message);
+        } else if (event == "reference_time") {
+          const auto& ms = message.value("ms", nlohmann::json(-1.0));
+          session.reference_ms = ms.is_number() ? ms.get<double>() : -1.0;
+        } else if (event == "phase") {
+          session.phase = message.value("name", "?");
+          progress(session.phase);
+          const auto& launches = message.value("launches", nlohmann::json(1));
+          session.budget_ms =
+              phase_budget_ms(limits, launches.is_number_integer() ? launches.get<int>() : 1, session.reference_ms);
+          deadline = after_ms(session.budget_ms);
+        } else if (event == "await_gpu") {
+          progress("waiting for the tools");
+          const auto held = Clock::now();
+          const bool measure = hooks.on_await_gpu ? hooks.on_await_gpu() : true;
+          session.timings_ms["held_for_tools"] = ms_since(held);
+          worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", measure}}.dump());
+          session.phase = measure ? "timing" : "finishing";
+          progress(session.phase);
+          // Timing and profiling announce no phase of their own: they run the judge's fixed
+          // procedure, so the budget is the largest a phase may have.
+          session.budget_ms = limits.phase_cap_ms;
+          deadline = after_ms(session.budget_ms);
+        } else if (event == "result") {
+          session.result = std::move(message);
+          session.ending = SessionResult::Ending::kResult;
+          reading = false;
+        }
+      }
+    }
+  }
+  const auto exiting = Clock::now();
+  worker.close_input();
+  if (session.ending == SessionResult::Ending::kResult) {
+    worker.let_finish_in_background();
+  }
+  session.exit = worker.wait();
+  session.timings_ms["worker_exit"] = ms_since(exiting);
+  session.output.text = worker.output();
+  session.output.truncated = worker.output_truncated();
+  session.output.bytes = worker.output_bytes();
+  return session;
+}
+
+}  // namespace cudojo

@@ -1,0 +1,54 @@
+// One worker's run, seen from the parent: hand the job to a started worker, read its messages
+// under the deadlines the parent alone keeps, answer its request for the GPU, and return what
+// happened as one value. It decides nothing: run/decide turns a SessionResult into a verdict.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "common/limits.h"
+#include "report/report.h"
+#include "run/process.h"
+
+namespace cudojo {
+
+struct SessionHooks {
+  // Each phase the worker announces ("compiled", "tests", "timing", ...).
+  std::function<void(std::string_view phase)> on_progress;
+  // The worker's "compiled" message, before any learner code runs.
+  std::function<void(const nlohmann::json& compiled)> on_compiled;
+  // The worker asks for the GPU to itself before timing. Returns whether it should measure; the
+  // worker's deadline does not run while this waits (the tool workers are finishing).
+  std::function<bool()> on_await_gpu;
+};
+
+struct SessionResult {
+  enum class Ending {
+    kResult,    // the worker sent its result
+    kDeadline,  // a phase ran past its budget; the worker was killed
+    kClosed,    // the worker closed its messages (exited or crashed) without a result
+    kMalformed  // the worker sent something that is not a protocol message
+  };
+  Ending ending = Ending::kClosed;
+  bool compiled = false;  // the "compiled" message arrived
+  std::string phase = "start-up and compile";
+  double budget_ms = 0;       // the budget of the phase that was running at the end
+  double reference_ms = -1;   // the reference's time per launch, once measured
+  std::optional<nlohmann::json> result;  // the "result" message
+  WorkerProcess::Exit exit;
+  CapturedOutput output;
+  std::map<std::string, double> timings_ms;  // the parent's view: held_for_tools, worker_exit
+};
+
+// `worker` has been started (perhaps long ago, pre-started) and waits for its job line.
+SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line, const JudgeLimits& limits,
+                                 const SessionHooks& hooks);
+
+// The budget for a phase of `launches` launches, given the reference's time per launch.
+double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms);
+
+}  // namespace cudojo

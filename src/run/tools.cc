@@ -1,0 +1,231 @@
+#include "run/tools.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "check/sanitizer.h"
+#include "common/environment.h"
+
+namespace cudojo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string tail(const std::string& text, std::size_t bytes) {
+  return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
+}
+
+// A file a tool writes its log into, removed when it goes out of scope.
+class ToolLog {
+ public:
+  explicit ToolLog(const char* prefix) : path_(std::string("/tmp/") + prefix + "-XXXXXX") {
+    const int fd = mkstemp(path_.data());
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file for a tool's log");
+    close(fd);
+  }
+  ~ToolLog() { std::remove(path_.c_str()); }
+  ToolLog(const ToolLog&) = delete;
+  ToolLog& operator=(const ToolLog&) = delete;
+  const std::string& path() const { return path_; }
+  std::string read() const {
+    std::ifstream in(path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  std::string path_;
+};
+
+// Reads a tool worker's messages until its result, its end or the tool budget; returns the
+// worker's own step timings from its result.
+std::map<std::string, double> follow_tool_worker(WorkerProcess& worker, double budget_ms) {
+  std::map<std::string, double> timings;
+  const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(budget_ms * 1000));
+  std::string line;
+  for (;;) {
+    const auto wait = worker.next_message(deadline, line);
+    if (wait == WorkerProcess::Wait::kMessage) {
+      const auto message = nlohmann::json::parse(line, nullptr, false);
+      if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
+        const auto& steps = message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
+        for (const auto& [step, ms] : steps.items()) {
+          if (ms.is_number()) timings[step] = ms.get<double>();
+        }
+        break;
+      }
+      continue;
+    }
+    if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
+    break;
+  }
+  worker.close_input();
+  worker.wait();
+  return timings;
+}
+
+std::vector<std::string> worker_command(const ToolSettings& settings, std::vector<std::string> prefix,
+                                        WorkerMode mode) {
+  prefix.push_back(settings.worker_executable);
+  prefix.push_back("worker");
+  prefix.push_back(std::string(to_string(mode)));
+  return prefix;
+}
+
+}  // namespace
+
+std::string find_cuda_tool(const std::string& name, const char* env_variable) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv(env_variable); env && *env) candidates.push_back(env);
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream folders(path);
+    std::string folder;
+    while (std::getline(folders, folder, ':')) {
+      if (!folder.empty()) candidates.push_back(folder + "/" + name);
+    }
+  }
+  candidates.push_back("/usr/local/cuda/bin/" + name);
+  for (const auto& candidate : candidates) {
+    if (access(candidate.c_str(), X_OK) == 0 && fs::is_regular_file(candidate)) return candidate;
+  }
+  return {};
+}
+
+struct SanitizerPass::Tool {
+  std::string name;
+  ToolLog log{"cudojo-sanitizer"};
+  std::unique_ptr<WorkerProcess> worker;
+  std::thread follower;
+  std::map<std::string, double> worker_timings;
+  Clock::time_point job_sent;
+  double seconds = 0;
+};
+
+SanitizerPass::SanitizerPass(const ToolSettings& settings) : settings_(settings) {
+  if (settings_.sanitizer_executable.empty()) {
+    note_ = fmt::format(
+        "compute-sanitizer was not found (set {} or put it on PATH); races and divergent barriers were not "
+        "looked for",
+        env::kComputeSanitizer);
+    return;
+  }
+  for (const char* name : kSanitizerTools) {
+    auto tool = std::make_unique<Tool>();
+    tool->name = name;
+    tool->worker = std::make_unique<WorkerProcess>(
+        worker_command(settings_, {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
+                                   "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
+                       WorkerMode::kSanitize),
+        settings_.limits.max_output_bytes, settings_.environment);
+    tools_.push_back(std::move(tool));
+  }
+}
+
+SanitizerPass::~SanitizerPass() { cancel(); }
+
+bool SanitizerPass::ready() {
+  for (auto& tool : tools_) {
+    if (!tool->worker->running()) return false;
+  }
+  return true;
+}
+
+void SanitizerPass::start(const Job& sanitize_job) {
+  if (started_ || tools_.empty()) return;
+  started_ = true;
+  const std::string line = nlohmann::json(sanitize_job).dump();
+  for (auto& tool : tools_) {
+    tool->job_sent = Clock::now();
+    tool->worker->send_line(line);
+    tool->follower = std::thread([this, raw = tool.get()] {
+      raw->worker_timings = follow_tool_worker(*raw->worker, settings_.limits.tool_budget_ms);
+      raw->seconds = std::chrono::duration<double>(Clock::now() - raw->job_sent).count();
+    });
+  }
+}
+
+SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
+  SanitizerOutcome outcome;
+  outcome.summary.requested = true;
+  if (tools_.empty()) {
+    outcome.summary.note = note_;
+    return outcome;
+  }
+  if (!started_) {
+    outcome.summary.note = "the sanitizers were not started";
+    return outcome;
+  }
+  for (auto& tool : tools_) {
+    if (tool->follower.joinable()) tool->follower.join();
+    outcome.timings_ms["sanitizer." + tool->name] = tool->seconds * 1000.0;
+    for (const auto& [step, ms] : tool->worker_timings) outcome.timings_ms["sanitizer." + tool->name + "." + step] = ms;
+    const std::string log = tool->log.read();
+    // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
+    if (const char* keep = std::getenv(env::kKeepSanitizerLogs); keep && *keep) {
+      std::ofstream(std::string(keep) + "/" + tool->name + "-" + file_name + ".txt") << log;
+    }
+    if (log.find("COMPUTE-SANITIZER") == std::string::npos && log.find("=========") == std::string::npos) {
+      outcome.summary.note = fmt::format("{} produced no report: {}", tool->name, tail(log, 300));
+      outcome.summary.tools.push_back({tool->name, 0, tool->seconds});
+      continue;
+    }
+    const SanitizerErrors errors = parse_sanitizer_log(tool->name, log, file_name);
+    outcome.summary.tools.push_back({tool->name, errors.errors, tool->seconds});
+    outcome.findings.insert(outcome.findings.end(), errors.findings.begin(), errors.findings.end());
+  }
+  outcome.summary.ran = true;
+  tools_.clear();
+  return outcome;
+}
+
+void SanitizerPass::cancel() {
+  for (auto& tool : tools_) tool->worker->kill();
+  for (auto& tool : tools_) {
+    if (tool->follower.joinable()) tool->follower.join();
+  }
+  tools_.clear();
+}
+
+NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job, const std::string& cupti_error) {
+  const auto started = Clock::now();
+  NcuMetrics metrics;
+  const std::string ncu = find_cuda_tool("ncu", env::kNcu);
+  if (ncu.empty()) {
+    metrics.note = fmt::format("metrics unavailable: {}; ncu was not found", cupti_error);
+    return metrics;
+  }
+  ToolLog csv("cudojo-ncu");
+  std::string names;
+  for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;
+  {
+    WorkerProcess worker(
+        worker_command(settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
+                       WorkerMode::kLaunchForNcu),
+        settings.limits.max_output_bytes, settings.environment);
+    worker.send_line(nlohmann::json(launch_job).dump());
+    follow_tool_worker(worker, settings.limits.tool_budget_ms);
+  }
+  const ProfileResult parsed = parse_ncu_csv(csv.read());
+  if (parsed.ok && parsed.kernels.size() >= 2) {
+    metrics.reference_kernel = parsed.kernels[0];
+    metrics.kernel = parsed.kernels[1];
+    metrics.note = fmt::format("{}; measured with ncu", cupti_error);
+  } else {
+    metrics.note = fmt::format("metrics unavailable: {}; ncu: {}", cupti_error,
+                               parsed.ok ? "fewer than two kernels profiled" : parsed.error);
+  }
+  metrics.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+  return metrics;
+}
+
+}  // namespace cudojo
