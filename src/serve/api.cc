@@ -28,6 +28,20 @@ void send_error(httplib::Response& response, int status, const std::string& mess
   send_json(response, status, {{"error", message}});
 }
 
+// The one place a Store error becomes an HTTP status: the learner's mistakes are 4xx, the
+// server's own failures 500 (never blamed on the request).
+int http_status(StoreErrorCode code) {
+  switch (code) {
+    case StoreErrorCode::kInvalidName:
+      return 400;
+    case StoreErrorCode::kNameTaken:
+      return 409;
+    case StoreErrorCode::kInternal:
+      return 500;
+  }
+  return 500;  // not reached: the switch names every code, and -Wall warns when one is added
+}
+
 json stage_summary(const Stage& stage) {
   return {{"id", stage.id},
           {"alias", stage.slug_id()},
@@ -160,8 +174,7 @@ void Api::create_learner(const Request& request, Response& response) {
     send_json(response, 201,
               {{"id", issued.learner.id}, {"name", issued.learner.name}, {"token", issued.token}});
   } catch (const StoreError& error) {
-    const bool taken = std::string(error.what()).find("taken") != std::string::npos;
-    send_error(response, taken ? 409 : 400, error.what());
+    send_error(response, http_status(error.code()), error.what());
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include "../e2e/run_cli.h"
 #include "serve/store.h"
+#include "serve/store_test_support.h"
 
 namespace cudojo {
 namespace {
@@ -164,6 +165,16 @@ TEST_F(Api, BadRequestsGetAClearError) {
   EXPECT_EQ(submit("not-a-token", {{"stage", "reduction/3"}, {"source", "x"}})->status, 401);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
+}
+
+TEST_F(Api, ADatabaseFailureIsTheServersErrorNotTheRequests) {
+  start();
+  sign_in("ada");
+  ASSERT_TRUE(testing::refuse_new_learners(data_ / "cudojo.sqlite3"));
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"bob\"}", "application/json")->status, 500);
+  // The checks that come before the database still answer for the request.
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
 }
 
 TEST_F(Api, OversizeSourceAndOversizeRequestAreRefused) {
