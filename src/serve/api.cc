@@ -8,7 +8,7 @@
 
 #include "serve/dispatcher.h"
 #include "serve/markdown.h"
-#include "stage/contract_info.h"
+#include "stage/stage_json.h"
 
 namespace cudojo {
 
@@ -40,26 +40,6 @@ int http_status(StoreErrorCode code) {
       return 500;
   }
   return 500;  // not reached: the switch names every code, and -Wall warns when one is added
-}
-
-json stage_summary(const Stage& stage) {
-  return {{"id", stage.id},
-          {"alias", stage.slug_id()},
-          {"title", stage.title},
-          {"summary", stage.summary},
-          {"signature", describe_signature(stage)}};
-}
-
-json stage_detail(const Stage& stage) {
-  json detail = stage;  // contract, kernel, launch, tests, gate
-  detail.update(stage_summary(stage));
-  detail["launch_text"] = describe_launch(stage);
-  detail["driver"] = find_contract_info(stage.contract)->driver;
-  detail["gate_text"] = describe_gate(stage);
-  detail["lesson_markdown"] = stage.lesson_markdown;
-  detail["lesson_html"] = markdown_to_html(stage.lesson_markdown);
-  detail["starter"] = stage.starter_source;
-  return detail;
 }
 
 json job_json(Store& store, const JobRecord& job, bool with_source) {
@@ -154,14 +134,17 @@ void Api::health(const Request&, Response& response) {
 
 void Api::list_stages(const Request&, Response& response) {
   json list = json::array();
-  for (const auto& stage : course_) list.push_back(stage_summary(stage));
+  for (const auto& stage : course_) list.push_back(stage_summary_json(stage));
   send_json(response, 200, list);
 }
 
 void Api::get_stage(const Request& request, Response& response) {
   const Stage* stage = find_stage(course_, request.matches[1]);
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", std::string(request.matches[1])));
-  send_json(response, 200, stage_detail(*stage));
+  // The same description `cudojo show --json` prints; only the HTML needs the server.
+  json detail = stage_description_json(*stage);
+  detail["lesson_html"] = markdown_to_html(stage->lesson_markdown);
+  send_json(response, 200, detail);
 }
 
 void Api::create_learner(const Request& request, Response& response) {
