@@ -252,7 +252,7 @@ bool Api::stream_job_events(std::int64_t job_id, std::chrono::steady_clock::time
       sink.done();
       return true;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    std::this_thread::sleep_for(std::chrono::milliseconds(limits_.event_poll_ms));
   }
 }
 

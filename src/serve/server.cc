@@ -49,7 +49,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  Store store(settings.data_dir / "cudojo.sqlite3");
+  Store store(settings.data_dir / "cudojo.sqlite3", settings.limits.database_busy_timeout_ms);
   const int requeued = store.requeue_interrupted();
 
   const std::string executable = self_executable();
@@ -60,6 +60,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.worker_executable = executable;
   dispatch.cuda_include_dir = default_cuda_include_dir();
   dispatch.calibration_dir = settings.calibration_dir.string();
+  dispatch.idle_poll_ms = settings.limits.dispatcher_idle_poll_ms;
   Dispatcher dispatcher(store, course, dispatch);
 
   httplib::Server server;

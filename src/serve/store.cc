@@ -132,14 +132,14 @@ std::string token_digest(const std::string& token) {
   return hex;
 }
 
-Store::Store(const std::filesystem::path& file) {
+Store::Store(const std::filesystem::path& file, int busy_timeout_ms) {
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
   if (sqlite3_open(file.c_str(), &db_) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
     throw StoreError(StoreErrorCode::kInternal, fmt::format("cannot open {}: {}", file.string(), message));
   }
-  sqlite3_busy_timeout(db_, 5000);
+  sqlite3_busy_timeout(db_, busy_timeout_ms);
   execute("PRAGMA journal_mode=WAL");
   execute("PRAGMA synchronous=FULL");  // a job acknowledged to a client survives power loss
   execute("PRAGMA foreign_keys=ON");

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
+
 struct sqlite3;
 
 namespace cudojo {
@@ -73,7 +75,9 @@ class Store {
  public:
   static constexpr int kMaxAttempts = 3;
 
-  explicit Store(const std::filesystem::path& file);
+  // busy_timeout_ms: how long a call waits for another connection's write lock (see ServeLimits).
+  explicit Store(const std::filesystem::path& file,
+                 int busy_timeout_ms = ServeLimits{}.database_busy_timeout_ms);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;

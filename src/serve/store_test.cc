@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -96,6 +97,24 @@ TEST_F(StoreTest, AFailingInsertIsAnInternalErrorNotTheCallersMistake) {
   Store store(file());
   ASSERT_TRUE(testing::refuse_new_learners(file()));
   EXPECT_EQ(error_code([&] { store.create_learner("ada"); }), StoreErrorCode::kInternal);
+}
+
+TEST_F(StoreTest, AWriteLockHeldElsewhereFailsAfterTheBusyTimeout) {
+  constexpr int kBusyTimeoutMs = 200;
+  Store store(file(), kBusyTimeoutMs);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(file().c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_code([&] { store.create_learner("ada"); }), StoreErrorCode::kInternal);
+  const auto waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  // It waited for the lock, and gave up after this Store's timeout, not the default's 5 s.
+  EXPECT_GE(waited_ms, kBusyTimeoutMs * 0.9);
+  EXPECT_LT(waited_ms, ServeLimits{}.database_busy_timeout_ms * 0.5);
+  store.create_learner("ada");  // the lock is gone
 }
 
 TEST_F(StoreTest, JobsRunInOrderAndFinishOnce) {
