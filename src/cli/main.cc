@@ -22,6 +22,7 @@
 #include "run/protocol.h"
 #include "serve/server.h"
 #include "stage/stage.h"
+#include "stage/stage_json.h"
 
 namespace {
 
@@ -40,24 +41,10 @@ const Stage& require_stage(const std::vector<Stage>& course, const std::string& 
   throw UsageError(fmt::format("no stage '{}'. Stages:{}", id, known));
 }
 
-nlohmann::json stage_json(const Stage& stage, bool with_text) {
-  nlohmann::json j = stage;
-  j["alias"] = stage.slug_id();
-  j["signature"] = describe_signature(stage);
-  j["launch_text"] = describe_launch(stage);
-  j["driver"] = find_contract_info(stage.contract)->driver;
-  j["gate_text"] = describe_gate(stage);
-  if (with_text) {
-    j["lesson"] = stage.lesson_markdown;
-    j["starter"] = stage.starter_source;
-  }
-  return j;
-}
-
 int cmd_stages(const std::vector<Stage>& course, bool json) {
   if (json) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& stage : course) list.push_back(stage_json(stage, false));
+    for (const auto& stage : course) list.push_back(stage_facts_json(stage));
     std::cout << list.dump(2) << "\n";
     return 0;
   }
@@ -70,7 +57,7 @@ int cmd_stages(const std::vector<Stage>& course, bool json) {
 
 int cmd_show(const Stage& stage, bool json) {
   if (json) {
-    std::cout << stage_json(stage, true).dump(2) << "\n";
+    std::cout << stage_description_json(stage).dump(2) << "\n";
     return 0;
   }
   std::cout << fmt::format("{}  ({})  {}\n\n", stage.id, stage.slug_id(), stage.title);

@@ -60,6 +60,15 @@ struct ServeLimits {
   double event_stream_max_seconds = 600;       // one server-sent-events stream stays open at most this
   // A job interrupted this many times by server restarts fails rather than being run again.
   int max_job_attempts = 3;
+  // How often an open event stream re-reads its job: the page sees a new phase at most this late,
+  // and each open stream costs one SQLite read per interval.
+  int event_poll_ms = 150;
+  // How long an idle dispatcher slot sleeps before looking at the queue again. A submission wakes a
+  // slot at once; the poll bounds the wait only when that wake-up raced the slot's last look.
+  int dispatcher_idle_poll_ms = 500;
+  // How long a Store call waits for a write lock held by another connection to the same file (a
+  // second process, such as a test or an operator's sqlite3 shell) before it fails.
+  int database_busy_timeout_ms = 5000;
 };
 
 }  // namespace cudojo

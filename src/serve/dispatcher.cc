@@ -57,7 +57,7 @@ void Dispatcher::run_slot(int slot) {
     }
     if (!job) {
       std::unique_lock lock(mutex_);
-      wake_.wait_for(lock, std::chrono::milliseconds(500));
+      wake_.wait_for(lock, std::chrono::milliseconds(settings_.idle_poll_ms));
       continue;
     }
     run_job(slot, *job, std::move(prepared));

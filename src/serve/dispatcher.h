@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/limits.h"
 #include "run/judge.h"
 #include "serve/store.h"
 #include "stage/stage.h"
@@ -26,6 +27,7 @@ class Dispatcher {
     std::string worker_executable;
     std::string cuda_include_dir;
     std::string calibration_dir;
+    int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;  // see ServeLimits
   };
 
   Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);

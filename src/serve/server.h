@@ -1,5 +1,6 @@
 // `cudojo serve`: the course as a web page and a JSON API over the same judge as the CLI.
 // HTTP (cpp-httplib) threads only read and write the Store; the Dispatcher's threads run jobs.
+// The routes are in serve/api.h; this file starts the Store, the Dispatcher and the listener.
 // docs/openapi.yaml describes the API.
 #pragma once
 

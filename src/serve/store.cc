@@ -24,7 +24,8 @@ class Statement {
  public:
   Statement(sqlite3* db, const char* sql) : db_(db) {
     if (sqlite3_prepare_v2(db, sql, -1, &statement_, nullptr) != SQLITE_OK) {
-      throw StoreError(fmt::format("SQL prepare failed: {} ({})", sqlite3_errmsg(db), sql));
+      throw StoreError(StoreErrorCode::kInternal,
+                       fmt::format("SQL prepare failed: {} ({})", sqlite3_errmsg(db), sql));
     }
   }
   ~Statement() { sqlite3_finalize(statement_); }
@@ -48,7 +49,7 @@ class Statement {
     const int status = sqlite3_step(statement_);
     if (status == SQLITE_ROW) return true;
     if (status == SQLITE_DONE) return false;
-    throw StoreError(fmt::format("SQL step failed: {}", sqlite3_errmsg(db_)));
+    throw StoreError(StoreErrorCode::kInternal, fmt::format("SQL step failed: {}", sqlite3_errmsg(db_)));
   }
   std::int64_t integer(int column) const { return sqlite3_column_int64(statement_, column); }
   double real(int column) const { return sqlite3_column_double(statement_, column); }
@@ -99,7 +100,8 @@ JobRecord read_job(const Statement& row) {
 
 std::string random_token() {
   unsigned char bytes[32];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw StoreError("no randomness for a token");
+  if (RAND_bytes(bytes, sizeof bytes) != 1)
+    throw StoreError(StoreErrorCode::kInternal, "no randomness for a token");
   std::string hex;
   for (unsigned char byte : bytes) hex += fmt::format("{:02x}", byte);
   return hex;
@@ -123,21 +125,21 @@ std::string token_digest(const std::string& token) {
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   if (EVP_Digest(token.data(), token.size(), digest, &length, EVP_sha256(), nullptr) != 1) {
-    throw StoreError("SHA-256 failed");
+    throw StoreError(StoreErrorCode::kInternal, "SHA-256 failed");
   }
   std::string hex;
   for (unsigned int i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
   return hex;
 }
 
-Store::Store(const std::filesystem::path& file) {
+Store::Store(const std::filesystem::path& file, int busy_timeout_ms) {
   if (file.has_parent_path()) std::filesystem::create_directories(file.parent_path());
   if (sqlite3_open(file.c_str(), &db_) != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
-    throw StoreError(fmt::format("cannot open {}: {}", file.string(), message));
+    throw StoreError(StoreErrorCode::kInternal, fmt::format("cannot open {}: {}", file.string(), message));
   }
-  sqlite3_busy_timeout(db_, 5000);
+  sqlite3_busy_timeout(db_, busy_timeout_ms);
   execute("PRAGMA journal_mode=WAL");
   execute("PRAGMA synchronous=FULL");  // a job acknowledged to a client survives power loss
   execute("PRAGMA foreign_keys=ON");
@@ -163,20 +165,22 @@ void Store::execute(const char* sql) {
   if (sqlite3_exec(db_, sql, nullptr, nullptr, &error) != SQLITE_OK) {
     std::string message = error ? error : "unknown error";
     sqlite3_free(error);
-    throw StoreError(fmt::format("SQL failed: {} ({})", message, sql));
+    throw StoreError(StoreErrorCode::kInternal, fmt::format("SQL failed: {} ({})", message, sql));
   }
 }
 
 IssuedLearner Store::create_learner(const std::string& name) {
   static const std::regex kName(R"([A-Za-z0-9_.-]{1,40})");
   if (!std::regex_match(name, kName)) {
-    throw StoreError("a learner name is 1 to 40 letters, digits, '_', '.' or '-'");
+    throw StoreError(StoreErrorCode::kInvalidName,
+                     "a learner name is 1 to 40 letters, digits, '_', '.' or '-'");
   }
   std::lock_guard lock(mutex_);
   {
     Statement taken(db_, "SELECT 1 FROM learners WHERE name = ?");
     taken.bind(1, name);
-    if (taken.step()) throw StoreError(fmt::format("the name '{}' is taken", name));
+    if (taken.step())
+      throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken", name));
   }
   IssuedLearner issued;
   issued.token = random_token();

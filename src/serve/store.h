@@ -17,13 +17,30 @@
 #include <string>
 #include <vector>
 
+#include "common/limits.h"
+
 struct sqlite3;
 
 namespace cudojo {
 
+// Why the Store refused or failed. Code decides on the code (the server's HTTP status, one
+// function in serve/api.cc); the message is for people and is never searched.
+enum class StoreErrorCode {
+  // A learner name outside 1 to 40 letters, digits, '_', '.' or '-': the caller's mistake.
+  kInvalidName,
+  // Another learner has the name: the caller's request is well formed but conflicts.
+  kNameTaken,
+  // SQLite or OpenSSL failed (open, prepare, step, randomness, digest): the server's fault.
+  kInternal,
+};
+
 class StoreError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  StoreError(StoreErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  StoreErrorCode code() const { return code_; }
+
+ private:
+  StoreErrorCode code_;
 };
 
 struct Learner {
@@ -56,14 +73,16 @@ struct JobRecord {
 
 class Store {
  public:
-  static constexpr int kMaxAttempts = 3;
+  static constexpr int kMaxAttempts = ServeLimits{}.max_job_attempts;
 
-  explicit Store(const std::filesystem::path& file);
+  // busy_timeout_ms: how long a call waits for another connection's write lock (see ServeLimits).
+  explicit Store(const std::filesystem::path& file,
+                 int busy_timeout_ms = ServeLimits{}.database_busy_timeout_ms);
   ~Store();
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
-  // Throws StoreError when the name is taken or malformed.
+  // Throws StoreError with kInvalidName when the name is malformed, kNameTaken when it is taken.
   IssuedLearner create_learner(const std::string& name);
   std::optional<Learner> find_learner_by_token(const std::string& token);
 

@@ -1,15 +1,36 @@
 #include "serve/store.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
+#include "serve/store_test_support.h"
+
 namespace cudojo {
+
+// Failure messages name the code rather than its bytes (found by ADL).
+void PrintTo(StoreErrorCode code, std::ostream* out) {
+  switch (code) {
+    case StoreErrorCode::kInvalidName:
+      *out << "kInvalidName";
+      return;
+    case StoreErrorCode::kNameTaken:
+      *out << "kNameTaken";
+      return;
+    case StoreErrorCode::kInternal:
+      *out << "kInternal";
+      return;
+  }
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -23,6 +44,16 @@ class StoreTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(path_); }
   fs::path file() const { return path_ / "cudojo.sqlite3"; }
+  // The code of the StoreError that `action` throws; nullopt when it throws none.
+  template <typename Action>
+  static std::optional<StoreErrorCode> error_code(Action action) {
+    try {
+      action();
+    } catch (const StoreError& error) {
+      return error.code();
+    }
+    return std::nullopt;
+  }
   fs::path path_;
 };
 
@@ -49,9 +80,41 @@ TEST_F(StoreTest, TokensAuthenticateAndOnlyTheirDigestIsStored) {
 TEST_F(StoreTest, NamesAreUniqueAndChecked) {
   Store store(file());
   store.create_learner("ada");
-  EXPECT_THROW(store.create_learner("ada"), StoreError);
-  EXPECT_THROW(store.create_learner(""), StoreError);
-  EXPECT_THROW(store.create_learner("robert'); DROP TABLE jobs;--"), StoreError);
+  EXPECT_EQ(error_code([&] { store.create_learner("ada"); }), StoreErrorCode::kNameTaken);
+  EXPECT_EQ(error_code([&] { store.create_learner(""); }), StoreErrorCode::kInvalidName);
+  EXPECT_EQ(error_code([&] { store.create_learner(std::string(41, 'a')); }), StoreErrorCode::kInvalidName);
+  EXPECT_EQ(error_code([&] { store.create_learner("robert'); DROP TABLE jobs;--"); }),
+            StoreErrorCode::kInvalidName);
+}
+
+TEST_F(StoreTest, AFileThatIsNotADatabaseIsAnInternalError) {
+  fs::create_directories(path_);
+  std::ofstream(file(), std::ios::binary) << std::string(4096, 'x');
+  EXPECT_EQ(error_code([&] { Store store(file()); }), StoreErrorCode::kInternal);
+}
+
+TEST_F(StoreTest, AFailingInsertIsAnInternalErrorNotTheCallersMistake) {
+  Store store(file());
+  ASSERT_TRUE(testing::refuse_new_learners(file()));
+  EXPECT_EQ(error_code([&] { store.create_learner("ada"); }), StoreErrorCode::kInternal);
+}
+
+TEST_F(StoreTest, AWriteLockHeldElsewhereFailsAfterTheBusyTimeout) {
+  constexpr int kBusyTimeoutMs = 200;
+  Store store(file(), kBusyTimeoutMs);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(file().c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_code([&] { store.create_learner("ada"); }), StoreErrorCode::kInternal);
+  const auto waited_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  // It waited for the lock, and gave up after this Store's timeout, not the default's 5 s.
+  EXPECT_GE(waited_ms, kBusyTimeoutMs * 0.9);
+  EXPECT_LT(waited_ms, ServeLimits{}.database_busy_timeout_ms * 0.5);
+  store.create_learner("ada");  // the lock is gone
 }
 
 TEST_F(StoreTest, JobsRunInOrderAndFinishOnce) {

@@ -16,6 +16,7 @@
 
 #include "../e2e/run_cli.h"
 #include "serve/store.h"
+#include "serve/store_test_support.h"
 
 namespace cudojo {
 namespace {
@@ -131,6 +132,41 @@ TEST_F(Api, StagesAreListedAndDetailed) {
   EXPECT_EQ(client().Get("/api/stages/reduction/99")->status, 404);
 }
 
+// `cudojo show --json` and GET /api/stages/{id} are built by one function: every key the CLI
+// prints, the server sends with the same value, and the server adds only the rendered lesson.
+TEST_F(Api, TheCliAndTheServerDescribeEveryStageAlike) {
+  start();
+  const json listed = json::parse(client().Get("/api/stages")->body);
+  auto cli_list = testing::run_cli("stages --json");
+  ASSERT_EQ(cli_list.exit_code, 0) << cli_list.out;
+  const json cli_listed = json::parse(cli_list.out);
+  ASSERT_EQ(listed.size(), cli_listed.size());
+  ASSERT_FALSE(listed.empty());
+  for (std::size_t i = 0; i < listed.size(); ++i) {
+    const std::string id = listed[i]["id"];
+    // The list: each key of the server's entry, with the same value, in the CLI's entry.
+    for (const auto& [key, value] : listed[i].items()) {
+      ASSERT_TRUE(cli_listed[i].contains(key)) << id << " " << key;
+      EXPECT_EQ(cli_listed[i].at(key), value) << id << " " << key;
+    }
+
+    auto shown = testing::run_cli("show " + id + " --json");
+    ASSERT_EQ(shown.exit_code, 0) << shown.out;
+    const json cli = json::parse(shown.out);
+    auto answer = client().Get(("/api/stages/" + id).c_str());
+    ASSERT_EQ(answer->status, 200);
+    json server = json::parse(answer->body);
+    EXPECT_NE(server["lesson_html"].get<std::string>().find("<h1>"), std::string::npos) << id;
+    server.erase("lesson_html");
+    std::set<std::string> cli_keys, server_keys;
+    for (const auto& [key, value] : cli.items()) cli_keys.insert(key);
+    for (const auto& [key, value] : server.items()) server_keys.insert(key);
+    EXPECT_EQ(cli_keys, server_keys) << id;
+    for (const auto& [key, value] : cli.items()) EXPECT_EQ(server[key], value) << id << " " << key;
+    EXPECT_FALSE(cli["lesson_markdown"].get<std::string>().empty()) << id;
+  }
+}
+
 TEST_F(Api, CompileErrorRoundTrip) {
   start();
   const std::string token = sign_in("ada");
@@ -164,6 +200,16 @@ TEST_F(Api, BadRequestsGetAClearError) {
   EXPECT_EQ(submit("not-a-token", {{"stage", "reduction/3"}, {"source", "x"}})->status, 401);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
+}
+
+TEST_F(Api, ADatabaseFailureIsTheServersErrorNotTheRequests) {
+  start();
+  sign_in("ada");
+  ASSERT_TRUE(testing::refuse_new_learners(data_ / "cudojo.sqlite3"));
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"bob\"}", "application/json")->status, 500);
+  // The checks that come before the database still answer for the request.
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
 }
 
 TEST_F(Api, OversizeSourceAndOversizeRequestAreRefused) {

@@ -1,0 +1,79 @@
+// The routes of `cudojo serve`: the JSON API and the page, one member function per route, all
+// registered in one place (register_routes). Routes only read and write the Store and wake the
+// Dispatcher; judging happens on the Dispatcher's threads. docs/openapi.yaml describes the API.
+//
+// run_server (server.cc) owns the Store, the Dispatcher and the httplib server, builds one Api
+// over them and registers it; the Api must outlive the server's listening loop, because an open
+// event stream calls back into it after its route has returned.
+#pragma once
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/limits.h"
+#include "serve/server.h"
+#include "serve/store.h"
+#include "stage/stage.h"
+
+namespace cudojo {
+
+class Dispatcher;
+
+class Api {
+ public:
+  // gpus: visible GPUs, as counted at start-up (reported by /api/health).
+  Api(Store& store, Dispatcher& dispatcher, const std::vector<Stage>& course, const ServeSettings& settings,
+      int gpus);
+
+  // Every route, in the order httplib tries them.
+  void register_routes(httplib::Server& server);
+
+ private:
+  using Request = httplib::Request;
+  using Response = httplib::Response;
+
+  // GET /api/health
+  void health(const Request& request, Response& response);
+  // GET /api/stages
+  void list_stages(const Request& request, Response& response);
+  // GET /api/stages/{id or alias}
+  void get_stage(const Request& request, Response& response);
+  // POST /api/learners
+  void create_learner(const Request& request, Response& response);
+  // POST /api/jobs
+  void submit_job(const Request& request, Response& response);
+  // GET /api/jobs/{id}
+  void get_job(const Request& request, Response& response);
+  // GET /api/jobs/{id}/events (server-sent events)
+  void job_events(const Request& request, Response& response);
+  // GET /api/history[?stage=]
+  void history(const Request& request, Response& response);
+  // GET /
+  void redirect_to_page(const Request& request, Response& response);
+  // GET /index.html, /app.js, /style.css: `file` is the route's own path.
+  void web_file(const char* file, Response& response);
+
+  // The requester's job named by the route's first capture; answers 401 or 404 itself and
+  // returns nullopt when the request is not signed in or the job is not the requester's.
+  std::optional<JobRecord> owned_job(const Request& request, Response& response);
+  // The body of an event stream: polls the job and sends its state each time it changes, until
+  // the job is done or the stream has been open too long. False when the client went away.
+  bool stream_job_events(std::int64_t job_id, std::chrono::steady_clock::time_point opened,
+                         httplib::DataSink& sink);
+
+  Store& store_;
+  Dispatcher& dispatcher_;
+  const std::vector<Stage>& course_;
+  ServeLimits limits_;
+  JudgeLimits judge_limits_;
+  std::filesystem::path web_dir_;
+  int gpus_;
+};
+
+}  // namespace cudojo

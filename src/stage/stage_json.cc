@@ -1,0 +1,36 @@
+#include "stage/stage_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "stage/contract_info.h"
+
+namespace cudojo {
+
+nlohmann::json stage_summary_json(const Stage& stage) {
+  return {{"id", stage.id},
+          {"alias", stage.slug_id()},
+          {"title", stage.title},
+          {"summary", stage.summary},
+          {"signature", describe_signature(stage)}};
+}
+
+nlohmann::json stage_facts_json(const Stage& stage) {
+  nlohmann::json facts = stage;  // slug, contract, kernel, launch, tests, gate
+  facts.update(stage_summary_json(stage));
+  facts["launch_text"] = describe_launch(stage);
+  // A loaded stage always names a known contract (load_stage checks); a stage built in code
+  // might not, and gets no driver text rather than a crash.
+  const ContractInfo* contract = find_contract_info(stage.contract);
+  facts["driver"] = contract ? contract->driver : "";
+  facts["gate_text"] = describe_gate(stage);
+  return facts;
+}
+
+nlohmann::json stage_description_json(const Stage& stage) {
+  nlohmann::json description = stage_facts_json(stage);
+  description["lesson_markdown"] = stage.lesson_markdown;
+  description["starter"] = stage.starter_source;
+  return description;
+}
+
+}  // namespace cudojo
