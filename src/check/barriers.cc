@@ -42,8 +42,8 @@ std::optional<Finding> divergent_barrier_finding(const BarrierCounts& counts) {
   const std::string where = line ? fmt::format("the __syncthreads() at line {}", *line) : "a __syncthreads()";
   std::string evidence =
       uneven ? *uneven
-             : fmt::format("{} thread arrivals there, not a multiple of the block's {} threads", line_arrivals,
-                           per_block);
+             : fmt::format("{} thread arrivals there, not a multiple of the block's {} threads",
+                           line_arrivals, per_block);
   finding.message = fmt::format(
       "{} is reached by only part of the block ({}). A barrier must be reached by every thread of "
       "the block: put it where all threads pass, outside any `if` that depends on the thread and "

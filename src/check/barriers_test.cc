@@ -17,9 +17,7 @@ BarrierCounts uniform(std::uint32_t blocks, std::uint32_t threads, std::uint32_t
   return counts;
 }
 
-TEST(Barriers, NoBarrierRanIsNotAFinding) {
-  EXPECT_FALSE(divergent_barrier_finding(BarrierCounts{}));
-}
+TEST(Barriers, NoBarrierRanIsNotAFinding) { EXPECT_FALSE(divergent_barrier_finding(BarrierCounts{})); }
 
 TEST(Barriers, EveryThreadAtEveryBarrierIsClean) {
   // A tree fold over 256 threads: one barrier after the load, eight in the loop.

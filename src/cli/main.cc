@@ -14,13 +14,13 @@
 
 #include "common/environment.h"
 #include "compile/nvrtc_compiler.h"
-#include "stage/contract_info.h"
 #include "gate/calibration.h"
-#include "lab/lab.h"
 #include "gpu/gpu.h"
+#include "lab/lab.h"
 #include "run/judge.h"
 #include "run/protocol.h"
 #include "serve/server.h"
+#include "stage/contract_info.h"
 #include "stage/stage.h"
 #include "stage/stage_json.h"
 
@@ -211,7 +211,8 @@ int count_visible_gpus() {
 }
 
 int main(int argc, char** argv) {
-  if (argc >= 2 && std::string(argv[1]) == "worker") return cudojo::worker_main(argc >= 3 ? argv[2] : "check");
+  if (argc >= 2 && std::string(argv[1]) == "worker")
+    return cudojo::worker_main(argc >= 3 ? argv[2] : "check");
   if (argc >= 2 && std::string(argv[1]) == "gpus") return count_visible_gpus();
 
   CLI::App app{

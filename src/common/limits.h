@@ -44,7 +44,8 @@ inline constexpr JudgeLimits kDefaultLimits{};
 
 // The one place source size is judged: nullopt when `bytes` is within the limit, else the sentence
 // every front end shows.
-inline std::optional<std::string> source_size_error(std::size_t bytes, const JudgeLimits& limits = kDefaultLimits) {
+inline std::optional<std::string> source_size_error(std::size_t bytes,
+                                                    const JudgeLimits& limits = kDefaultLimits) {
   if (bytes <= limits.max_source_bytes) return std::nullopt;
   return "the source is " + std::to_string(bytes) + " bytes; the limit is " +
          std::to_string(limits.max_source_bytes) + " bytes";

@@ -9,7 +9,8 @@ TEST(SourceSize, UpToTheLimitIsFineOneByteMoreIsRefusedWithBothNumbers) {
   EXPECT_FALSE(source_size_error(kDefaultLimits.max_source_bytes));
   const auto refused = source_size_error(kDefaultLimits.max_source_bytes + 1);
   ASSERT_TRUE(refused);
-  EXPECT_NE(refused->find(std::to_string(kDefaultLimits.max_source_bytes + 1)), std::string::npos) << *refused;
+  EXPECT_NE(refused->find(std::to_string(kDefaultLimits.max_source_bytes + 1)), std::string::npos)
+      << *refused;
   EXPECT_NE(refused->find(std::to_string(kDefaultLimits.max_source_bytes)), std::string::npos) << *refused;
 }
 

@@ -168,8 +168,8 @@ TEST(Nvrtc, ASourceThatTakesTheCountersNamesBreaksOnlyTheCountedBuild) {
   // A learner's own `cudojo_barrier_passes` cannot overwrite the counters: the counted build
   // refuses to compile (the worker then reports the barrier check as not run), and the build that
   // is tested and timed is unaffected.
-  const std::string source = std::string("extern \"C\" __device__ unsigned int cudojo_barrier_passes[4];\n") +
-                             kDivergentFold;
+  const std::string source =
+      std::string("extern \"C\" __device__ unsigned int cudojo_barrier_passes[4];\n") + kDivergentFold;
   EXPECT_TRUE(compile_kernel(accumulator_request(source)).ok);
   EXPECT_FALSE(compile_kernel(counted(accumulator_request(source))).ok);
 }

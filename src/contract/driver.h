@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "check/outcome.h"
+#include "gpu/gpu.h"
 #include "measure/profiler.h"
 #include "measure/stats.h"
 #include "report/report.h"
-#include "gpu/gpu.h"
 #include "stage/stage.h"
 
 namespace cudojo {

@@ -135,7 +135,8 @@ class FloatSumDriver : public ContractDriver {
     fill_data(kind, std::span<float>(host_x_.data(), static_cast<std::size_t>(n)),
               case_seed(context.seed, to_string(kind), n));
     std::fill_n(host_x_.begin() + n, kGuardElements, guard);
-    context.gpu.upload(x_.get(), host_x_.data(), static_cast<std::size_t>(n + kGuardElements) * sizeof(float));
+    context.gpu.upload(x_.get(), host_x_.data(),
+                       static_cast<std::size_t>(n + kGuardElements) * sizeof(float));
   }
 
   void set_guard(ContractContext& context, std::int64_t n, float guard) {

@@ -35,7 +35,8 @@ fs::path default_calibration_dir(const fs::path& course_root) {
   return course.parent_path() / "calibration";
 }
 
-CalibrationLookup look_up_calibration(const fs::path& dir, const std::string& gpu_name, const std::string& stage_id) {
+CalibrationLookup look_up_calibration(const fs::path& dir, const std::string& gpu_name,
+                                      const std::string& stage_id) {
   CalibrationLookup lookup;
   if (dir.empty() || gpu_name.empty()) return lookup;
   try {
@@ -60,7 +61,8 @@ CalibrationLookup look_up_calibration(const fs::path& dir, const std::string& gp
       lookup.use.previous_stage = previous;
       lookup.use.previous_reference_time_ms = found->second.reference_time_ms;
       lookup.use.previous_bandwidth_gbps = found->second.bandwidth_gbps;
-      if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+      if (found->second.reference_metrics &&
+          !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
         lookup.use.previous_sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
       }
     }
@@ -72,14 +74,16 @@ CalibrationLookup look_up_calibration(const fs::path& dir, const std::string& gp
   return lookup;
 }
 
-GateReference choose_gate_reference(const std::string& stage_id, const std::optional<Calibration>& calibration,
+GateReference choose_gate_reference(const std::string& stage_id,
+                                    const std::optional<Calibration>& calibration,
                                     const std::optional<TimeStats>& same_run_time_ms,
                                     const std::optional<KernelMetrics>& same_run_metrics) {
   GateReference reference;
   if (calibration) {
     if (auto found = calibration->stages.find(stage_id); found != calibration->stages.end()) {
       reference.time_ms = found->second.reference_time_ms;
-      if (found->second.reference_metrics && !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
+      if (found->second.reference_metrics &&
+          !std::isnan(found->second.reference_metrics->sm_throughput_pct)) {
         reference.sm_throughput_pct = found->second.reference_metrics->sm_throughput_pct;
       }
       reference.calibrated = true;

@@ -75,7 +75,8 @@ struct GateReference {
   std::optional<double> sm_throughput_pct;
   bool calibrated = false;
 };
-GateReference choose_gate_reference(const std::string& stage_id, const std::optional<Calibration>& calibration,
+GateReference choose_gate_reference(const std::string& stage_id,
+                                    const std::optional<Calibration>& calibration,
                                     const std::optional<TimeStats>& same_run_time_ms,
                                     const std::optional<KernelMetrics>& same_run_metrics);
 

@@ -1,9 +1,9 @@
-#include "gate/calibration.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include "gate/calibration.h"
 
 namespace cudojo {
 namespace {

@@ -96,7 +96,8 @@ std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size
     return {};
   }
   std::vector<std::uint32_t> values(std::min(count, bytes / sizeof(std::uint32_t)));
-  CUDOJO_CUDA(cudaMemcpy(values.data(), address, values.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  CUDOJO_CUDA(
+      cudaMemcpy(values.data(), address, values.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
   return values;
 }
 
@@ -152,7 +153,8 @@ void GpuSession::poison_shared(float pattern) {
   int words = poison_shared_bytes_ / static_cast<int>(sizeof(float));
   void* args[] = {&pattern, &words};
   // Several blocks per SM so every SM runs at least one, whatever order the scheduler picks.
-  judge_kernel(poison_kernel_).launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
+  judge_kernel(poison_kernel_)
+      .launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
 }
 
 void GpuSession::flush_l2() {
@@ -176,7 +178,8 @@ double GpuSession::measure_peak_read_gbps() {
   const dim3 grid(info_.sm_count * 4), block(512);
   double best_ms = 1e30;
   for (int run = 0; run < kProbeRuns + 1; ++run) {
-    double ms = time_once([&] { flush_l2(); }, [&] { judge_kernel(probe_kernel_).launch(grid, block, 0, args, stream_); });
+    double ms = time_once([&] { flush_l2(); },
+                          [&] { judge_kernel(probe_kernel_).launch(grid, block, 0, args, stream_); });
     if (run > 0) best_ms = std::min(best_ms, ms);  // the first run is a warm-up
   }
   info_.peak_read_gbps = static_cast<double>(kProbeBytes) / (best_ms * 1e-3) / 1e9;

@@ -13,10 +13,10 @@
 
 #include "check/datasets.h"
 #include "check/tolerance.h"
+#include "gpu/gpu.h"
 #include "lab/kernels.h"
 #include "lab/lab.h"
 #include "measure/timing.h"
-#include "gpu/gpu.h"
 
 namespace cudojo::lab {
 

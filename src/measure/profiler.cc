@@ -218,7 +218,8 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     config_image.pConfigImage = config.data();
     CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImage, config_image);
     result.setup_ms = ms_since(started);
-    if (ready_for_passes && !ready_for_passes()) throw CuptiFailure("not wanted (the kernel was not measured)");
+    if (ready_for_passes && !ready_for_passes())
+      throw CuptiFailure("not wanted (the kernel was not measured)");
     const auto passes_started = std::chrono::steady_clock::now();
 
     CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};

@@ -8,8 +8,8 @@
 #include <functional>
 #include <optional>
 
-#include "measure/stats.h"
 #include "gpu/gpu.h"
+#include "measure/stats.h"
 
 namespace cudojo {
 

@@ -75,12 +75,14 @@ TEST(ReportJson, RoundTrips) {
 
 TEST(ReportText, BarrierLineSaysWhetherEveryThreadArrived) {
   Report report = sample_report();
-  EXPECT_NE(render_text(report, false).find("every thread reached every barrier  (2044 arrivals counted at n=1000)"),
+  EXPECT_NE(render_text(report, false)
+                .find("every thread reached every barrier  (2044 arrivals counted at n=1000)"),
             std::string::npos);
   report.findings.push_back({"divergent_barrier", "the __syncthreads() at line 13 ...", 13});
   EXPECT_NE(render_text(report, false).find("reached by part of a block"), std::string::npos);
   report.barrier_check = {false, 0, 0, "the counted build did not compile"};
-  EXPECT_NE(render_text(report, false).find("not checked: the counted build did not compile"), std::string::npos);
+  EXPECT_NE(render_text(report, false).find("not checked: the counted build did not compile"),
+            std::string::npos);
 }
 
 TEST(ReportText, ShowsVerdictFindingsAndFailedTests) {

@@ -29,10 +29,11 @@ Report judge_failure(Report report, std::string message) {
 // The gate for a correct submission: calibrated reference figures when this GPU has them, else the
 // reference measured in the same run; SM throughput joins when both were profiled.
 GateResult gate(const Stage& stage, const Report& report, const CalibrationLookup& calibration) {
-  const GateReference reference = choose_gate_reference(stage.id, calibration.calibration,
-                                                        report.metrics.reference_time_ms, report.metrics.reference_kernel);
+  const GateReference reference = choose_gate_reference(
+      stage.id, calibration.calibration, report.metrics.reference_time_ms, report.metrics.reference_kernel);
   std::optional<std::pair<double, double>> sm;
-  if (report.metrics.kernel && reference.sm_throughput_pct && !std::isnan(report.metrics.kernel->sm_throughput_pct)) {
+  if (report.metrics.kernel && reference.sm_throughput_pct &&
+      !std::isnan(report.metrics.kernel->sm_throughput_pct)) {
     sm = std::make_pair(report.metrics.kernel->sm_throughput_pct, *reference.sm_throughput_pct);
   }
   GateResult result = apply_gate(stage.gate, report.metrics.time_ms, reference.time_ms, sm);
@@ -53,11 +54,13 @@ void decide_completed(const DecisionInput& input, Report& report) {
     report.metrics.metrics_note = input.ncu->note;
   }
   const CalibrationLookup calibration =
-      report.gpu ? look_up_calibration(input.calibration_dir, report.gpu->name, stage.id) : CalibrationLookup{};
+      report.gpu ? look_up_calibration(input.calibration_dir, report.gpu->name, stage.id)
+                 : CalibrationLookup{};
   report.calibration = calibration.use;
   if (report.metrics.time_ms && report.metrics.bandwidth_gbps && report.gpu) {
     const double bytes = *report.metrics.bandwidth_gbps * 1e9 * report.metrics.time_ms->median_ms * 1e-3;
-    if (auto finding = speed_of_light_finding(bytes, report.metrics.time_ms->median_ms, report.gpu->peak_read_gbps)) {
+    if (auto finding =
+            speed_of_light_finding(bytes, report.metrics.time_ms->median_ms, report.gpu->peak_read_gbps)) {
       report.findings.push_back(*finding);
     }
   }
@@ -110,7 +113,8 @@ Report decide_session(const DecisionInput& input) {
       if (session.compiled) {
         report.compile.ok = true;
         report.message = fmt::format(
-            "the {} phase ran past its limit of {:.0f} ms (derived from the reference's {:.4f} ms per launch); the "
+            "the {} phase ran past its limit of {:.0f} ms (derived from the reference's {:.4f} ms per "
+            "launch); the "
             "worker was stopped",
             session.phase, session.budget_ms, session.reference_ms);
       } else {
@@ -121,8 +125,8 @@ Report decide_session(const DecisionInput& input) {
     case SessionResult::Ending::kMalformed:
       return judge_failure(report, "the worker sent a malformed message");
     case SessionResult::Ending::kClosed:
-      return judge_failure(report, fmt::format("the worker {} without sending a result: {}", session.exit.describe(),
-                                               tail(session.output.text, 600)));
+      return judge_failure(report, fmt::format("the worker {} without sending a result: {}",
+                                               session.exit.describe(), tail(session.output.text, 600)));
     case SessionResult::Ending::kResult:
       break;
   }
@@ -148,7 +152,8 @@ Report decide_session(const DecisionInput& input) {
     facts.compiled = true;
     facts.runtime_fault = true;
   } else {
-    if (outcome != outcome::kInternalError) report.message = fmt::format("the worker ended with '{}'", outcome);
+    if (outcome != outcome::kInternalError)
+      report.message = fmt::format("the worker ended with '{}'", outcome);
     facts.internal_error = true;
   }
   report.verdict = decide_verdict(facts);

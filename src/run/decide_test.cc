@@ -24,7 +24,9 @@ Stage timed_stage() {
   return stage;
 }
 
-TestResult test_row(bool ok) { return {"exact n=1000", 1000, "exact", 1000, ok ? 1000.0 : 990.0, ok, "bitwise"}; }
+TestResult test_row(bool ok) {
+  return {"exact n=1000", 1000, "exact", 1000, ok ? 1000.0 : 990.0, ok, "bitwise"};
+}
 
 Report worker_report(bool tests_pass, std::optional<double> submission_ms, double reference_ms = 0.04) {
   Report report;
@@ -64,7 +66,8 @@ class FakeWorker {
     std::string script = "read job; cat " + (dir_ / "before").string() + " >&3; ";
     if (after) {
       std::ofstream(dir_ / "after") << *after;
-      script += "read answer; echo \"$answer\" > " + answer_path() + "; cat " + (dir_ / "after").string() + " >&3; ";
+      script += "read answer; echo \"$answer\" > " + answer_path() + "; cat " + (dir_ / "after").string() +
+                " >&3; ";
     }
     script_ = script + extra_shell;
   }
@@ -144,8 +147,8 @@ TEST(Decide, ADeadlineInAPhaseIsATimeLimitNamingThePhase) {
   JudgeLimits limits;
   limits.phase_floor_ms = 200;
   limits.phase_cap_ms = 300;
-  FakeWorker worker(kCompiled + message({{"event", "phase"}, {"name", "tests"}, {"launches", 4}}), std::nullopt,
-                    "sleep 30");
+  FakeWorker worker(kCompiled + message({{"event", "phase"}, {"name", "tests"}, {"launches", 4}}),
+                    std::nullopt, "sleep 30");
   const Report got = decided(worker.run(limits));
   EXPECT_EQ(got.verdict, Verdict::kTimeLimitExceeded);
   EXPECT_NE(got.message.find("tests phase"), std::string::npos) << got.message;
@@ -167,7 +170,8 @@ TEST(Decide, AMalformedMessageIsAnInternalError) {
 }
 
 TEST(Decide, AResultThatDoesNotReadIsAnInternalErrorThatSaysSo) {
-  FakeWorker worker(kCompiled + message({{"event", "result"}, {"outcome", "completed"}, {"report", {{"stage", 5}}}}));
+  FakeWorker worker(kCompiled +
+                    message({{"event", "result"}, {"outcome", "completed"}, {"report", {{"stage", 5}}}}));
   const Report got = decided(worker.run());
   EXPECT_EQ(got.verdict, Verdict::kInternalError);
   EXPECT_NE(got.message.find("could not be read"), std::string::npos) << got.message;
@@ -228,7 +232,8 @@ TEST(Decide, ASanitizerFindingMakesACorrectLookingKernelWrongAndDropsItsTimes) {
 }
 
 TEST(Decide, ATestFindingGetsItsLineFromTheSanitizerInsteadOfRepeating) {
-  std::vector<Finding> findings = {{"shared_race", "the sums differ between identical launches", std::nullopt}};
+  std::vector<Finding> findings = {
+      {"shared_race", "the sums differ between identical launches", std::nullopt}};
   add_or_locate(findings, {"shared_race", "racecheck saw it", 11});
   add_or_locate(findings, {"shared_race", "racecheck saw it", 11});
   add_or_locate(findings, {"shared_race", "and elsewhere", 14});

@@ -63,7 +63,8 @@ void take_builds(const nlohmann::json& compiled, Job& tool_job) {
     tool_job.reference_build.reset();
   }
   const auto& compile = compiled.value("compile", nlohmann::json::object());
-  if (compile.contains("arch") && compile.at("arch").is_string()) tool_job.arch = compile.at("arch").get<std::string>();
+  if (compile.contains("arch") && compile.at("arch").is_string())
+    tool_job.arch = compile.at("arch").get<std::string>();
 }
 
 bool completed(const SessionResult& session) {
@@ -93,7 +94,9 @@ PreparedWorkers::~PreparedWorkers() = default;
 PreparedWorkers::PreparedWorkers(PreparedWorkers&&) noexcept = default;
 PreparedWorkers& PreparedWorkers::operator=(PreparedWorkers&&) noexcept = default;
 
-bool PreparedWorkers::ready() { return check_ && check_->running() && (!sanitizers_ || sanitizers_->ready()); }
+bool PreparedWorkers::ready() {
+  return check_ && check_->running() && (!sanitizers_ || sanitizers_->ready());
+}
 
 Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> prepared) {
   const auto started = Clock::now();

@@ -10,9 +10,9 @@ namespace {
 
 std::string to_base64(const std::vector<char>& bytes) {
   std::string text(4 * ((bytes.size() + 2) / 3) + 1, '\0');
-  const int written = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
-                                      reinterpret_cast<const unsigned char*>(bytes.data()),
-                                      static_cast<int>(bytes.size()));
+  const int written =
+      EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
+                      reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
   text.resize(static_cast<std::size_t>(written));
   return text;
 }
@@ -20,9 +20,9 @@ std::string to_base64(const std::vector<char>& bytes) {
 std::vector<char> from_base64(const std::string& text) {
   if (text.size() % 4 != 0) throw std::runtime_error("a cubin's base64 text has a bad length");
   std::vector<char> bytes(3 * (text.size() / 4));
-  const int decoded = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
-                                      reinterpret_cast<const unsigned char*>(text.data()),
-                                      static_cast<int>(text.size()));
+  const int decoded =
+      EVP_DecodeBlock(reinterpret_cast<unsigned char*>(bytes.data()),
+                      reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
   if (decoded < 0) throw std::runtime_error("a cubin's base64 text does not decode");
   // EVP_DecodeBlock counts the padding as zero bytes.
   std::size_t padding = 0;

@@ -23,11 +23,12 @@ double ms_since(Clock::time_point start) {
 
 double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms) {
   const double per_launch = std::max(reference_ms, 0.001);
-  return std::min(limits.phase_cap_ms, limits.phase_floor_ms + launches * per_launch * limits.phase_launch_factor);
+  return std::min(limits.phase_cap_ms,
+                  limits.phase_floor_ms + launches * per_launch * limits.phase_launch_factor);
 }
 
-SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line, const JudgeLimits& limits,
-                                 const SessionHooks& hooks) {
+SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line,
+                                 const JudgeLimits& limits, const SessionHooks& hooks) {
   SessionResult session;
   auto progress = [&](std::string_view phase) {
     if (hooks.on_progress) hooks.on_progress(phase);
@@ -69,8 +70,8 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           session.phase = message.value("name", "?");
           progress(session.phase);
           const auto& launches = message.value("launches", nlohmann::json(1));
-          session.budget_ms =
-              phase_budget_ms(limits, launches.is_number_integer() ? launches.get<int>() : 1, session.reference_ms);
+          session.budget_ms = phase_budget_ms(limits, launches.is_number_integer() ? launches.get<int>() : 1,
+                                              session.reference_ms);
           deadline = after_ms(session.budget_ms);
         } else if (event == "await_gpu") {
           progress("waiting for the tools");

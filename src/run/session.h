@@ -36,8 +36,8 @@ struct SessionResult {
   Ending ending = Ending::kClosed;
   bool compiled = false;  // the "compiled" message arrived
   std::string phase = "start-up and compile";
-  double budget_ms = 0;       // the budget of the phase that was running at the end
-  double reference_ms = -1;   // the reference's time per launch, once measured
+  double budget_ms = 0;                  // the budget of the phase that was running at the end
+  double reference_ms = -1;              // the reference's time per launch, once measured
   std::optional<nlohmann::json> result;  // the "result" message
   WorkerProcess::Exit exit;
   CapturedOutput output;
@@ -45,8 +45,8 @@ struct SessionResult {
 };
 
 // `worker` has been started (perhaps long ago, pre-started) and waits for its job line.
-SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line, const JudgeLimits& limits,
-                                 const SessionHooks& hooks);
+SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line,
+                                 const JudgeLimits& limits, const SessionHooks& hooks);
 
 // The budget for a phase of `launches` launches, given the reference's time per launch.
 double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms);

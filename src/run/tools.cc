@@ -57,7 +57,8 @@ std::map<std::string, double> follow_tool_worker(WorkerProcess& worker, double b
     if (wait == WorkerProcess::Wait::kMessage) {
       const auto message = nlohmann::json::parse(line, nullptr, false);
       if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
-        const auto& steps = message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
+        const auto& steps =
+            message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
         for (const auto& [step, ms] : steps.items()) {
           if (ms.is_number()) timings[step] = ms.get<double>();
         }
@@ -123,8 +124,9 @@ SanitizerPass::SanitizerPass(const ToolSettings& settings) : settings_(settings)
     auto tool = std::make_unique<Tool>();
     tool->name = name;
     tool->worker = std::make_unique<WorkerProcess>(
-        worker_command(settings_, {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
-                                   "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
+        worker_command(settings_,
+                       {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
+                        "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
                        WorkerMode::kSanitize),
         settings_.limits.max_output_bytes, settings_.environment);
     tools_.push_back(std::move(tool));
@@ -168,7 +170,8 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
   for (auto& tool : tools_) {
     if (tool->follower.joinable()) tool->follower.join();
     outcome.timings_ms["sanitizer." + tool->name] = tool->seconds * 1000.0;
-    for (const auto& [step, ms] : tool->worker_timings) outcome.timings_ms["sanitizer." + tool->name + "." + step] = ms;
+    for (const auto& [step, ms] : tool->worker_timings)
+      outcome.timings_ms["sanitizer." + tool->name + "." + step] = ms;
     const std::string log = tool->log.read();
     // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
     if (const char* keep = std::getenv(env::kKeepSanitizerLogs); keep && *keep) {
@@ -196,7 +199,8 @@ void SanitizerPass::cancel() {
   tools_.clear();
 }
 
-NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job, const std::string& cupti_error) {
+NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
+                            const std::string& cupti_error) {
   const auto started = Clock::now();
   NcuMetrics metrics;
   const std::string ncu = find_cuda_tool("ncu", env::kNcu);
@@ -209,8 +213,9 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
   for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;
   {
     WorkerProcess worker(
-        worker_command(settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
-                       WorkerMode::kLaunchForNcu),
+        worker_command(
+            settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
+            WorkerMode::kLaunchForNcu),
         settings.limits.max_output_bytes, settings.environment);
     worker.send_line(nlohmann::json(launch_job).dump());
     follow_tool_worker(worker, settings.limits.tool_budget_ms);

@@ -74,6 +74,7 @@ struct NcuMetrics {
   std::string note;
   double ms = 0;
 };
-NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job, const std::string& cupti_error);
+NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
+                            const std::string& cupti_error);
 
 }  // namespace cudojo

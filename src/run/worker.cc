@@ -7,15 +7,15 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
-#include <condition_variable>
 #include <future>
-#include <mutex>
-#include <optional>
 #include <iostream>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include "check/barriers.h"
@@ -196,8 +196,8 @@ Builds compile_all(const Job& job, const std::string& arch) {
   };
   std::future<CompileResult> reference, counted;
   if (job.mode != WorkerMode::kSanitize) {
-    reference =
-        std::async(std::launch::async, [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
+    reference = std::async(std::launch::async,
+                           [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
   }
   if (job.mode == WorkerMode::kCheck) {
     counted = std::async(std::launch::async, [&] {
@@ -221,8 +221,10 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   if (outcome.submission_time && outcome.reference_time && outcome.reference_time->median_ms > 0) {
     metrics.time_ratio = outcome.submission_time->median_ms / outcome.reference_time->median_ms;
   }
-  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 && outcome.submission_time->median_ms > 0) {
-    metrics.bandwidth_gbps = outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
+  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 &&
+      outcome.submission_time->median_ms > 0) {
+    metrics.bandwidth_gbps =
+        outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
     if (gpu.peak_read_gbps > 0) metrics.pct_of_peak = 100.0 * *metrics.bandwidth_gbps / gpu.peak_read_gbps;
   } else if (outcome.submission_time) {
     metrics.note = "this contract reads no input array, so bandwidth is not reported";
@@ -232,15 +234,17 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
 // The barrier check: the counted build of the submission, launched once at the tool size on its
 // own buffers, after the tests and before anything is timed. Runs only learner code that already
 // ran in the tests; a fault here is still the learner's.
-void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver, const CompileResult& counted_build,
-                    PhaseAnnouncer& announce, Report& report) {
+void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver,
+                    const CompileResult& counted_build, PhaseAnnouncer& announce, Report& report) {
   BarrierCheckSummary& summary = report.barrier_check;
   if (!counted_build.ok) {
     summary.note =
-        "the counted build did not compile (the submission redefines a barrier name?); barriers were not checked";
+        "the counted build did not compile (the submission redefines a barrier name?); barriers were not "
+        "checked";
     return;
   }
-  LoadedKernel counted(counted_build.cubin, counted_build.lowered_name, job.stage.launch.dynamic_shared_bytes);
+  LoadedKernel counted(counted_build.cubin, counted_build.lowered_name,
+                       job.stage.launch.dynamic_shared_bytes);
   ContractContext context{job.stage, gpu, counted, counted, job.seed, announce};
   announce.phase("barrier check", 1);
   driver.launch_once_for_tools(context, job.tool_size, counted, {});
@@ -299,10 +303,15 @@ class BackgroundProfile {
     const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
     result_ = std::async(std::launch::async, [this, &context, &driver, n, passes = job.profiler_max_passes] {
       const std::vector<ProfiledLaunch> launches = {
-          [&, n](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, context.reference, marks); },
-          [&, n](const LaunchMarks& marks) { driver.launch_once_for_tools(context, n, context.submission, marks); },
+          [&, n](const LaunchMarks& marks) {
+            driver.launch_once_for_tools(context, n, context.reference, marks);
+          },
+          [&, n](const LaunchMarks& marks) {
+            driver.launch_once_for_tools(context, n, context.submission, marks);
+          },
       };
-      return profile_with_cupti(0, launches, [&] { context.gpu.flush_l2(); }, passes, [this] { return gate_.wait(); });
+      return profile_with_cupti(
+          0, launches, [&] { context.gpu.flush_l2(); }, passes, [this] { return gate_.wait(); });
     });
   }
   // Never leaves the thread waiting: a check that ends early (a fault, a wrong answer) cancels it.
@@ -328,16 +337,16 @@ class BackgroundProfile {
 
  private:
   static void fill(const ProfileResult& result, Report& report) {
-  report.metrics.metrics_passes = result.passes;
-  if (result.ok && result.kernels.size() >= 2) {
-    report.metrics.reference_kernel = result.kernels[0];
-    report.metrics.kernel = result.kernels[1];
-    report.metrics.metrics_source = "cupti";
-    report.metrics.metrics_note = result.error;  // metrics CUPTI refused, if any
-  } else {
-    report.metrics.metrics_source = "";
-    report.metrics.metrics_note = "CUPTI: " + (result.error.empty() ? "no kernels profiled" : result.error);
-  }
+    report.metrics.metrics_passes = result.passes;
+    if (result.ok && result.kernels.size() >= 2) {
+      report.metrics.reference_kernel = result.kernels[0];
+      report.metrics.kernel = result.kernels[1];
+      report.metrics.metrics_source = "cupti";
+      report.metrics.metrics_note = result.error;  // metrics CUPTI refused, if any
+    } else {
+      report.metrics.metrics_source = "";
+      report.metrics.metrics_note = "CUPTI: " + (result.error.empty() ? "no kernels profiled" : result.error);
+    }
   }
 
   Gate gate_;
@@ -457,7 +466,8 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
   nlohmann::json sent_builds = nlohmann::json::object();
   if (job.mode == WorkerMode::kCheck && submission.ok) {
     sent_builds["submission"] = BuiltKernel{submission.lowered_name, submission.cubin};
-    if (builds.reference.ok) sent_builds["reference"] = BuiltKernel{builds.reference.lowered_name, builds.reference.cubin};
+    if (builds.reference.ok)
+      sent_builds["reference"] = BuiltKernel{builds.reference.lowered_name, builds.reference.cubin};
   }
   send({{"event", "compiled"},
         {"compile",
@@ -473,7 +483,8 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
     return;
   }
   if (job.mode != WorkerMode::kSanitize && !builds.reference.ok) {
-    report.message = "the stage's reference did not compile: this is the judge's fault\n" + builds.reference.log;
+    report.message =
+        "the stage's reference did not compile: this is the judge's fault\n" + builds.reference.log;
     send_result(outcome::kInternalError, report);
     return;
   }

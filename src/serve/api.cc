@@ -175,7 +175,8 @@ void Api::submit_job(const Request& request, Response& response) {
   if (!stage)
     return send_error(response, 400, fmt::format("no stage '{}'", body["stage"].get<std::string>()));
   const std::string source = body["source"].get<std::string>();
-  if (auto too_large = source_size_error(source.size(), judge_limits_)) return send_error(response, 413, *too_large);
+  if (auto too_large = source_size_error(source.size(), judge_limits_))
+    return send_error(response, 413, *too_large);
   if (store_.pending_count() >= limits_.max_queue_length) {
     response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
     return send_error(response, 429, "the queue is full; try again shortly");

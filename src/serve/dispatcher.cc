@@ -5,7 +5,6 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-
 namespace cudojo {
 
 Dispatcher::Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings)
@@ -38,17 +37,21 @@ WorkerSettings Dispatcher::worker_settings(int slot) const {
 }
 
 void Dispatcher::run_slot(int slot) {
-  // The next job's workers are started while the slot waits, so a job begins with CUDA contexts
-  // already made (and compute-sanitizer already attached); each set still serves one job only.
+  // A job's workers are started before it is taken: while the slot waits, and for the job after
+  // this one as soon as this one starts, so a job begins with its CUDA contexts made and
+  // compute-sanitizer attached (a sanitizer's start-up takes longer than the rest of a check).
+  // Each set still serves one job only.
+  auto prepare = [&]() -> std::optional<PreparedWorkers> {
+    try {
+      return PreparedWorkers(worker_settings(slot));
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "cudojo serve: cannot start workers ahead of a job: {}\n", error.what());
+      return std::nullopt;
+    }
+  };
   std::optional<PreparedWorkers> prepared;
   while (!stopping_) {
-    if (!prepared) {
-      try {
-        prepared.emplace(worker_settings(slot));
-      } catch (const std::exception& error) {
-        fmt::print(stderr, "cudojo serve: cannot start workers ahead of a job: {}\n", error.what());
-      }
-    }
+    if (!prepared) prepared = prepare();
     std::optional<JobRecord> job;
     try {
       job = store_.claim_next();
@@ -60,8 +63,9 @@ void Dispatcher::run_slot(int slot) {
       wake_.wait_for(lock, std::chrono::milliseconds(settings_.idle_poll_ms));
       continue;
     }
+    std::optional<PreparedWorkers> next = prepare();
     run_job(slot, *job, std::move(prepared));
-    prepared.reset();
+    prepared = std::move(next);
   }
 }
 

@@ -1,6 +1,6 @@
-#include <array>
-
 #include "stage/contract_info.h"
+
+#include <array>
 
 namespace cudojo {
 
