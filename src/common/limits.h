@@ -38,6 +38,10 @@ struct JudgeLimits {
   int sanitizer_print_limit = 20;
   // CUPTI replay passes before the profiler gives up (an H200 needs 11 for cudojo's metrics).
   int profiler_max_passes = 32;
+  // CUPTI's set-up runs during the tests (about 0.5 s on an H200); once the kernel is timed it gets
+  // at most this much longer before ncu is used instead. Below the phase floor, so a slow set-up
+  // can never become the learner's time_limit_exceeded.
+  double profiler_setup_wait_ms = 2'000;
 };
 
 inline constexpr JudgeLimits kDefaultLimits{};
@@ -50,6 +54,18 @@ inline std::optional<std::string> source_size_error(std::size_t bytes,
   return "the source is " + std::to_string(bytes) + " bytes; the limit is " +
          std::to_string(limits.max_source_bytes) + " bytes";
 }
+
+// What a stage's data may ask of the judge: the bounds stage loading enforces, so a course folder
+// cannot make a worker allocate without limit or launch what CUDA refuses.
+struct StageBounds {
+  int max_threads_per_block = 1024;               // CUDA's own limit
+  int warp_size = 32;                             // threads_per_block is a whole number of warps
+  std::int64_t max_size = std::int64_t{1} << 30;  // elements in one test or timed launch
+  int min_runs = 2;                               // repeated launches: one run shows no race
+  int max_runs = 100;
+};
+
+inline constexpr StageBounds kStageBounds{};
 
 // The server's limits, in one table beside the judge's.
 struct ServeLimits {

@@ -72,12 +72,11 @@ void decide_completed(const DecisionInput& input, Report& report) {
   if (is_correct(report.tests, report.findings)) {
     report.gate = gate(stage, report, calibration);
     facts.gate_passed = report.gate->passed;
-  } else if (report.metrics.time_ms) {
-    // A tool found the kernel wrong after the worker had measured it: its figures mean nothing.
-    report.metrics.time_ms.reset();
-    report.metrics.time_ratio.reset();
-    report.metrics.bandwidth_gbps.reset();
-    report.metrics.pct_of_peak.reset();
+  } else if (report.metrics.time_ms || report.metrics.kernel) {
+    // Found wrong after it was measured (an implausible time): its figures mean nothing.
+    const std::int64_t n = report.metrics.n;
+    report.metrics = Metrics{};
+    report.metrics.n = n;
     report.metrics.note = "not timed: the submission is not correct yet";
   }
   report.verdict = decide_verdict(facts);
@@ -151,6 +150,10 @@ Report decide_session(const DecisionInput& input) {
   } else if (outcome == outcome::kRuntimeError) {
     facts.compiled = true;
     facts.runtime_fault = true;
+    if (input.sanitizers) {
+      report.sanitizer = input.sanitizers->summary;
+      for (const auto& finding : input.sanitizers->findings) add_or_locate(report.findings, finding);
+    }
   } else {
     if (outcome != outcome::kInternalError)
       report.message = fmt::format("the worker ended with '{}'", outcome);

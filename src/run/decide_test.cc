@@ -132,6 +132,20 @@ TEST(Decide, AFaultIsARuntimeErrorWithCudasName) {
   EXPECT_EQ(got.error_name, "cudaErrorIllegalAddress");
 }
 
+TEST(Decide, AFaultKeepsWhatMemcheckSaidOfIt) {
+  Report report = worker_report(false, std::nullopt);
+  report.error_name = "cudaErrorIllegalAddress";
+  FakeWorker worker(kCompiled + result_message("runtime_error", report));
+  SanitizerOutcome sanitizers;
+  sanitizers.summary.requested = sanitizers.summary.ran = true;
+  sanitizers.findings.push_back({"out_of_bounds", "a load past the end of X", 5});
+  const Report got = decided(worker.run(), sanitizers);
+  EXPECT_EQ(got.verdict, Verdict::kRuntimeError);
+  ASSERT_EQ(got.findings.size(), 1u);
+  EXPECT_EQ(got.findings[0].line, 5);
+  EXPECT_TRUE(got.sanitizer.ran);
+}
+
 TEST(Decide, ADeadlineBeforeTheCompileIsACompileError) {
   JudgeLimits limits;
   limits.startup_budget_ms = 200;

@@ -48,6 +48,7 @@ Job make_job(const CheckRequest& request, std::uint64_t seed) {
   job.tool_size = request.workers.limits.sanitize_size;
   job.profile = request.profile;
   job.profiler_max_passes = request.workers.limits.profiler_max_passes;
+  job.profiler_setup_wait_ms = request.workers.limits.profiler_setup_wait_ms;
   return job;
 }
 
@@ -72,6 +73,11 @@ bool completed(const SessionResult& session) {
          session.result->value("outcome", "") == outcome::kCompleted;
 }
 
+bool faulted(const SessionResult& session) {
+  return session.ending == SessionResult::Ending::kResult && session.result &&
+         session.result->value("outcome", "") == outcome::kRuntimeError;
+}
+
 // Whether the worker's report says CUPTI measured both kernels; if not, why not.
 std::optional<std::string> cupti_failure(const SessionResult& session) {
   const auto& report = session.result->value("report", nlohmann::json::object());
@@ -93,6 +99,11 @@ PreparedWorkers::PreparedWorkers(const WorkerSettings& settings) : settings_(set
 PreparedWorkers::~PreparedWorkers() = default;
 PreparedWorkers::PreparedWorkers(PreparedWorkers&&) noexcept = default;
 PreparedWorkers& PreparedWorkers::operator=(PreparedWorkers&&) noexcept = default;
+
+void PreparedWorkers::wait_until_started(std::chrono::steady_clock::time_point deadline) {
+  if (sanitizers_) sanitizers_->wait_until_started(deadline);
+  if (check_) wait_for_ready(*check_, deadline);
+}
 
 bool PreparedWorkers::ready() {
   return check_ && check_->running() && (!sanitizers_ || sanitizers_->ready());
@@ -150,6 +161,7 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
   };
   hooks.on_await_gpu = [&] {
     finish_sanitizers();
+    if (request.before_exclusive_gpu) request.before_exclusive_gpu();
     return !tools_found_a_fault;
   };
   const SessionResult session =
@@ -172,6 +184,10 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
         input.ncu = measure_with_ncu(tool_settings(request.workers), launch_job, *why);
       }
     }
+  } else if (faulted(session)) {
+    // A fault's memcheck report often names the faulting line; a fault ends quickly under the tools.
+    finish_sanitizers();
+    input.sanitizers = sanitized;
   } else if (sanitizers) {
     sanitizers->cancel();
   }

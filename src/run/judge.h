@@ -7,6 +7,7 @@
 // The CLI and the server both call run_check; there is no second implementation of judging.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -46,6 +47,9 @@ class PreparedWorkers {
   PreparedWorkers& operator=(PreparedWorkers&&) noexcept;
   // Whether every process is still waiting (a pre-started set can die while it waits).
   bool ready();
+  // Waits until every process has finished its CUDA start-up (or ended, or the deadline passed):
+  // after that the set does no GPU work until its job arrives.
+  void wait_until_started(std::chrono::steady_clock::time_point deadline);
   const WorkerSettings& settings() const { return settings_; }
   WorkerProcess& check_worker() { return *check_; }
   SanitizerPass* sanitizers() { return sanitizers_.get(); }
@@ -72,6 +76,10 @@ struct CheckRequest {
   std::string calibration_dir;
   // The arch the first compile aims at while the worker asks the GPU (see Job::arch_guess).
   std::string arch_guess = "sm_90";
+  // Called once the tools are done and before the check worker gets the GPU to itself: the server
+  // waits here for the next job's workers to finish starting, so nothing else is on the GPU while
+  // this job is timed and profiled.
+  std::function<void()> before_exclusive_gpu;
 };
 
 // Judges one submission. `prepared` (from the server, started while it waited) must have been made

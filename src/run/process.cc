@@ -127,7 +127,28 @@ void WorkerProcess::send_job(const std::string& job) {
   close_fd(stdin_fd_);
 }
 
-bool WorkerProcess::send_line(const std::string& line) { return write_all(stdin_fd_, line + "\n"); }
+bool WorkerProcess::send_line(const std::string& line, Clock::time_point deadline) {
+  if (stdin_fd_ < 0) return false;
+  if (deadline == Clock::time_point::max()) return write_all(stdin_fd_, line + "\n");
+  fcntl(stdin_fd_, F_SETFL, fcntl(stdin_fd_, F_GETFL) | O_NONBLOCK);
+  const std::string text = line + "\n";
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = write(stdin_fd_, text.data() + written, text.size() - written);
+    if (n > 0) {
+      written += static_cast<std::size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) return false;
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    pollfd fd = {stdin_fd_, POLLOUT, 0};
+    poll(&fd, 1,
+         static_cast<int>(std::min<long long>(
+             std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1, 100)));
+  }
+  return true;
+}
 
 void WorkerProcess::close_input() { close_fd(stdin_fd_); }
 
@@ -140,14 +161,41 @@ void WorkerProcess::let_finish_in_background() {
     read_output_once();
     if (output_bytes_ == before) break;  // end of file or an error: nothing more to read
   }
+  // A worker that has not ended within its grace period is killed (it said its last word).
   std::thread([pid = pid_] {
+    const auto give_up = Clock::now() + std::chrono::seconds(10);
     int status = 0;
+    while (Clock::now() < give_up) {
+      const pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(-pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }).detach();
   reaped_ = true;
   exit_.exited = true;
   exit_.code = 0;
+}
+
+bool WorkerProcess::wait_until(Clock::time_point deadline) {
+  while (running()) {
+    if (Clock::now() >= deadline) {
+      kill();
+      wait();
+      return false;
+    }
+    // Keep reading its output meanwhile, so a worker that prints cannot block on a full pipe.
+    if (output_fd_ >= 0) {
+      pollfd fd = {output_fd_, POLLIN, 0};
+      if (poll(&fd, 1, 20) > 0) read_output_once();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  wait();
+  return true;
 }
 
 bool WorkerProcess::running() {

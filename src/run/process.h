@@ -38,8 +38,9 @@ class WorkerProcess {
   // Writes the job to the worker's stdin and closes it.
   void send_job(const std::string& job);
   // Writes one line (a newline is added) and keeps stdin open for the next; false when the worker
-  // has gone.
-  bool send_line(const std::string& line);
+  // has gone, or has not taken the whole line by `deadline` (a worker that stops reading cannot
+  // hold the parent).
+  bool send_line(const std::string& line, Clock::time_point deadline = Clock::time_point::max());
   void close_input();
   // After the worker's last message: keeps the output it has written so far and leaves the
   // process to end on its own (a CUDA context takes a tenth of a second to tear down, which no
@@ -64,6 +65,9 @@ class WorkerProcess {
   };
   // Reaps the worker, draining the rest of its output (bounded by a short grace period).
   Exit wait();
+  // The same, but a worker still running at `deadline` is killed first; returns whether it
+  // ended by itself.
+  bool wait_until(Clock::time_point deadline);
 
   const std::string& output() const { return output_; }
   bool output_truncated() const { return output_bytes_ > output_.size(); }

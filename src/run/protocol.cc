@@ -83,6 +83,7 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"tool_size", job.tool_size},
        {"profile", job.profile},
        {"profiler_max_passes", job.profiler_max_passes},
+       {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
        {"submission_build", optional_build(job.submission_build)},
        {"reference_build", optional_build(job.reference_build)}};
 }
@@ -101,6 +102,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.tool_size = j.value("tool_size", job.tool_size);
   job.profile = j.value("profile", job.profile);
   job.profiler_max_passes = j.value("profiler_max_passes", job.profiler_max_passes);
+  job.profiler_setup_wait_ms = j.value("profiler_setup_wait_ms", job.profiler_setup_wait_ms);
   if (j.contains("submission_build") && !j.at("submission_build").is_null()) {
     job.submission_build = j.at("submission_build").get<BuiltKernel>();
   }

@@ -3,7 +3,11 @@
 // parent -> worker stdin, one JSON object per line:
 //   a Job                                                        first; a pre-started worker waits for it
 //   {"event":"gpu","measure":true|false}                         the answer to await_gpu
-// worker -> parent fd 3, one JSON object per line, in this order:
+// worker -> parent fd 3, one JSON object per line:
+//   {"event":"ready"}                                            CUDA's start-up is done (any time; a
+//                                                                worker started ahead of its job does
+//                                                                no GPU work after it until the job)
+// and, in this order:
 //   {"event":"compiled","compile":{...},"builds":{...}}           once, after the compiles
 //   {"event":"reference_time","ms":0.0123}                       once the reference has been timed
 //   {"event":"phase","name":"tests","launches":96}               before each phase that runs learner code
@@ -63,6 +67,7 @@ struct Job {
   // Check mode: profile the reference and a correct submission with CUPTI after timing.
   bool profile = true;
   int profiler_max_passes = kDefaultLimits.profiler_max_passes;
+  double profiler_setup_wait_ms = kDefaultLimits.profiler_setup_wait_ms;
   std::optional<BuiltKernel> submission_build;
   std::optional<BuiltKernel> reference_build;
 };

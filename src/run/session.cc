@@ -33,9 +33,9 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
   auto progress = [&](std::string_view phase) {
     if (hooks.on_progress) hooks.on_progress(phase);
   };
-  worker.send_line(job_line);
   session.budget_ms = limits.startup_budget_ms;
   auto deadline = after_ms(session.budget_ms);
+  worker.send_line(job_line, deadline);
 
   for (bool reading = true; reading;) {
     std::string line;
@@ -78,7 +78,8 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           const auto held = Clock::now();
           const bool measure = hooks.on_await_gpu ? hooks.on_await_gpu() : true;
           session.timings_ms["held_for_tools"] = ms_since(held);
-          worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", measure}}.dump());
+          worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", measure}}.dump(),
+                           after_ms(limits.phase_cap_ms));
           session.phase = measure ? "timing" : "finishing";
           progress(session.phase);
           // Timing and profiling announce no phase of their own: they run the judge's fixed

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -46,32 +49,55 @@ class ToolLog {
   std::string path_;
 };
 
-// Reads a tool worker's messages until its result, its end or the tool budget; returns the
-// worker's own step timings from its result.
-std::map<std::string, double> follow_tool_worker(WorkerProcess& worker, double budget_ms) {
-  std::map<std::string, double> timings;
+// How a tool worker's run ended, as the parent saw it.
+struct ToolRun {
+  std::map<std::string, double> timings;  // the worker's own steps, from its result
+  bool timed_out = false;                 // stopped at the tool budget; its log is incomplete
+};
+
+// Reads a tool worker's messages until its result, its end, the tool budget or `cancelled`, then
+// waits (within the same budget) for the tool to exit, since it writes its log as it exits.
+// `cancelled` is only read here, so the thread that sets it never touches the process.
+ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, double budget_ms,
+                           const std::atomic<bool>* cancelled = nullptr) {
+  ToolRun run;
   const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(budget_ms * 1000));
+  if (!worker.send_line(job_line, deadline) && worker.running()) {
+    run.timed_out = true;
+    worker.kill();
+    worker.wait();
+    return run;
+  }
   std::string line;
   for (;;) {
-    const auto wait = worker.next_message(deadline, line);
+    const auto slice = std::min(deadline, Clock::now() + std::chrono::milliseconds(50));
+    const auto wait = worker.next_message(slice, line);
     if (wait == WorkerProcess::Wait::kMessage) {
       const auto message = nlohmann::json::parse(line, nullptr, false);
       if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
         const auto& steps =
             message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
         for (const auto& [step, ms] : steps.items()) {
-          if (ms.is_number()) timings[step] = ms.get<double>();
+          if (ms.is_number()) run.timings[step] = ms.get<double>();
         }
         break;
       }
       continue;
     }
-    if (wait == WorkerProcess::Wait::kDeadline) worker.kill();
-    break;
+    if (wait == WorkerProcess::Wait::kClosed) break;
+    if (cancelled && cancelled->load()) {
+      worker.kill();
+      break;
+    }
+    if (Clock::now() >= deadline) {
+      run.timed_out = true;
+      worker.kill();
+      break;
+    }
   }
   worker.close_input();
-  worker.wait();
-  return timings;
+  if (!worker.wait_until(deadline)) run.timed_out = true;
+  return run;
 }
 
 std::vector<std::string> worker_command(const ToolSettings& settings, std::vector<std::string> prefix,
@@ -107,7 +133,8 @@ struct SanitizerPass::Tool {
   ToolLog log{"cudojo-sanitizer"};
   std::unique_ptr<WorkerProcess> worker;
   std::thread follower;
-  std::map<std::string, double> worker_timings;
+  std::atomic<bool> cancelled{false};
+  ToolRun run;
   Clock::time_point job_sent;
   double seconds = 0;
 };
@@ -142,15 +169,30 @@ bool SanitizerPass::ready() {
   return true;
 }
 
+// Reads a worker's messages until it says "ready" (or ends, or the deadline passes).
+void wait_for_ready(WorkerProcess& worker, Clock::time_point deadline) {
+  std::string line;
+  while (worker.next_message(deadline, line) == WorkerProcess::Wait::kMessage) {
+    const auto message = nlohmann::json::parse(line, nullptr, false);
+    if (!message.is_discarded() && message.is_object() && message.value("event", "") == "ready") return;
+  }
+}
+
+void SanitizerPass::wait_until_started(Clock::time_point deadline) {
+  if (started_) return;
+  for (auto& tool : tools_) wait_for_ready(*tool->worker, deadline);
+}
+
 void SanitizerPass::start(const Job& sanitize_job) {
   if (started_ || tools_.empty()) return;
   started_ = true;
-  const std::string line = nlohmann::json(sanitize_job).dump();
+  auto line = std::make_shared<const std::string>(nlohmann::json(sanitize_job).dump());
   for (auto& tool : tools_) {
     tool->job_sent = Clock::now();
-    tool->worker->send_line(line);
-    tool->follower = std::thread([this, raw = tool.get()] {
-      raw->worker_timings = follow_tool_worker(*raw->worker, settings_.limits.tool_budget_ms);
+    // The job (with its cubins) is written from the tool's own thread: a tool that stops reading
+    // must not hold up the check worker's session.
+    tool->follower = std::thread([this, line, raw = tool.get()] {
+      raw->run = follow_tool_worker(*raw->worker, *line, settings_.limits.tool_budget_ms, &raw->cancelled);
       raw->seconds = std::chrono::duration<double>(Clock::now() - raw->job_sent).count();
     });
   }
@@ -170,7 +212,7 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
   for (auto& tool : tools_) {
     if (tool->follower.joinable()) tool->follower.join();
     outcome.timings_ms["sanitizer." + tool->name] = tool->seconds * 1000.0;
-    for (const auto& [step, ms] : tool->worker_timings)
+    for (const auto& [step, ms] : tool->run.timings)
       outcome.timings_ms["sanitizer." + tool->name + "." + step] = ms;
     const std::string log = tool->log.read();
     // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
@@ -183,6 +225,12 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
       continue;
     }
     const SanitizerErrors errors = parse_sanitizer_log(tool->name, log, file_name);
+    if (tool->run.timed_out) {
+      // What it reported before it was stopped still stands; silence after that proves nothing.
+      outcome.summary.note =
+          fmt::format("{} was stopped after its budget of {:.0f} s; its report is incomplete", tool->name,
+                      settings_.limits.tool_budget_ms / 1000);
+    }
     outcome.summary.tools.push_back({tool->name, errors.errors, tool->seconds});
     outcome.findings.insert(outcome.findings.end(), errors.findings.begin(), errors.findings.end());
   }
@@ -192,7 +240,15 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
 }
 
 void SanitizerPass::cancel() {
-  for (auto& tool : tools_) tool->worker->kill();
+  for (auto& tool : tools_) {
+    // A started tool belongs to its thread, which sees the flag within 50 ms and stops it; one
+    // never started is stopped here.
+    if (tool->follower.joinable()) {
+      tool->cancelled = true;
+    } else {
+      tool->worker->kill();
+    }
+  }
   for (auto& tool : tools_) {
     if (tool->follower.joinable()) tool->follower.join();
   }
@@ -217,8 +273,12 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
             settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
             WorkerMode::kLaunchForNcu),
         settings.limits.max_output_bytes, settings.environment);
-    worker.send_line(nlohmann::json(launch_job).dump());
-    follow_tool_worker(worker, settings.limits.tool_budget_ms);
+    if (follow_tool_worker(worker, nlohmann::json(launch_job).dump(), settings.limits.tool_budget_ms)
+            .timed_out) {
+      metrics.note = fmt::format("metrics unavailable: {}; ncu was stopped after its budget", cupti_error);
+      metrics.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
+      return metrics;
+    }
   }
   const ProfileResult parsed = parse_ncu_csv(csv.read());
   if (parsed.ok && parsed.kernels.size() >= 2) {

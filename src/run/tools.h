@@ -8,6 +8,7 @@
 // it times anything.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -22,6 +23,9 @@
 #include "run/protocol.h"
 
 namespace cudojo {
+
+// Reads a worker's messages until it says "ready" (or ends, or the deadline passes).
+void wait_for_ready(WorkerProcess& worker, std::chrono::steady_clock::time_point deadline);
 
 // A CUDA tool's path ($ENV_VARIABLE, then PATH, then /usr/local/cuda/bin), or empty.
 std::string find_cuda_tool(const std::string& name, const char* env_variable);
@@ -51,6 +55,9 @@ class SanitizerPass {
 
   // Whether every tool worker is still waiting (one that died while pre-started is not).
   bool ready();
+  // Waits until every tool worker has said "ready" (its CUDA start-up, under its tool, is done),
+  // or has ended, or the deadline passed.
+  void wait_until_started(std::chrono::steady_clock::time_point deadline);
   // Hands each tool its job (sanitize mode) and starts reading its messages on a thread.
   void start(const Job& sanitize_job);
   // Waits for every tool (each within the tool budget) and reads their logs.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -36,8 +37,13 @@ namespace {
 constexpr int kMessageFd = 3;
 using Clock = std::chrono::steady_clock;
 
+// Messages come from two threads (CUDA's start-up says "ready"); a line longer than a pipe's atomic
+// write must not be interleaved with another.
+std::mutex send_mutex;
+
 void send(const nlohmann::json& message) {
   const std::string line = message.dump() + "\n";
+  std::lock_guard lock(send_mutex);
   std::size_t written = 0;
   while (written < line.size()) {
     ssize_t n = write(kMessageFd, line.data() + written, line.size() - written);
@@ -130,6 +136,9 @@ class CudaStartup {
     }
     session_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - started).count() - device_ms_;
     session_promise_.set_value();
+    // A worker started ahead of its job is now idle on the GPU until the job arrives: the parent of
+    // the job before may wait for this before it times anything.
+    send({{"event", "ready"}});
   }
 
   std::promise<Device> device_promise_;
@@ -322,12 +331,26 @@ class BackgroundProfile {
   BackgroundProfile(const BackgroundProfile&) = delete;
   BackgroundProfile& operator=(const BackgroundProfile&) = delete;
 
-  // Runs the replayed launches now and fills the report's metrics.
-  void collect(Report& report) {
+  // Runs the replayed launches now and fills the report's metrics. CUPTI's set-up gets at most
+  // `setup_wait_ms` more: past that the parent measures with ncu instead, rather than the kernel
+  // running into its time limit over the judge's own tool.
+  void collect(Report& report, double setup_wait_ms, PhaseAnnouncer& announce, int max_passes) {
     if (!result_.valid()) {
       report.metrics.metrics_note = skipped_;
       return;
     }
+    const auto give_up =
+        Clock::now() + std::chrono::microseconds(static_cast<long long>(setup_wait_ms * 1000));
+    while (!set_up_ && result_.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+      if (Clock::now() >= give_up) {
+        gate_.open(false);
+        report.metrics.metrics_note =
+            fmt::format("CUPTI: its set-up took longer than {:.0f} ms", setup_wait_ms);
+        return;
+      }
+    }
+    // Each pass replays both kernels once.
+    announce.phase("profile", 2 * max_passes);
     gate_.open(true);
     const ProfileResult result = result_.get();
     report.timings_ms["profile_setup"] = result.setup_ms;
@@ -350,6 +373,7 @@ class BackgroundProfile {
   }
 
   Gate gate_;
+  std::atomic<bool> set_up_{false};
   std::future<ProfileResult> result_;
   std::string skipped_;
 };
@@ -428,9 +452,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
   fill_metrics(outcome, gpu.info(), report.metrics);
   clock.step("timing");
   if (profile) {
-    // Each pass replays both kernels once; CUPTI's own set-up is covered by the phase floor.
-    announce.phase("profile", 2 * job.profiler_max_passes);
-    profile->collect(report);
+    profile->collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
     clock.step("profile");
   }
   send_result(outcome::kCompleted, report);

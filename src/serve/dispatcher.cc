@@ -40,7 +40,8 @@ void Dispatcher::run_slot(int slot) {
   // A job's workers are started before it is taken: while the slot waits, and for the job after
   // this one as soon as this one starts, so a job begins with its CUDA contexts made and
   // compute-sanitizer attached (a sanitizer's start-up takes longer than the rest of a check).
-  // Each set still serves one job only.
+  // This job is not timed until that next set has finished starting, so nothing else is on the
+  // GPU then. Each set still serves one job only.
   auto prepare = [&]() -> std::optional<PreparedWorkers> {
     try {
       return PreparedWorkers(worker_settings(slot));
@@ -64,12 +65,13 @@ void Dispatcher::run_slot(int slot) {
       continue;
     }
     std::optional<PreparedWorkers> next = prepare();
-    run_job(slot, *job, std::move(prepared));
+    run_job(slot, *job, std::move(prepared), next ? &*next : nullptr);
     prepared = std::move(next);
   }
 }
 
-void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared) {
+void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,
+                         PreparedWorkers* next) {
   Report report;
   const Stage* stage = find_stage(course_, job.stage);
   try {
@@ -83,6 +85,12 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     request.calibration_dir = settings_.calibration_dir;
     if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
     request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
+    if (next) {
+      request.before_exclusive_gpu = [next, budget = request.workers.limits.tool_budget_ms] {
+        next->wait_until_started(std::chrono::steady_clock::now() +
+                                 std::chrono::milliseconds(static_cast<long long>(budget)));
+      };
+    }
     report = run_check(request, std::move(prepared));
     if (!report.compile.arch.empty()) last_arch_[slot] = report.compile.arch;
   } catch (const std::exception& error) {

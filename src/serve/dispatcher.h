@@ -44,7 +44,10 @@ class Dispatcher {
 
  private:
   void run_slot(int slot);
-  void run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared);
+  // `next`: the set started for the job after this one, which must finish starting before this
+  // job is timed.
+  void run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,
+               PreparedWorkers* next);
   WorkerSettings worker_settings(int slot) const;
 
   Store& store_;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "common/environment.h"
+#include "common/limits.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
@@ -41,9 +42,11 @@ void validate(const Stage& stage, const fs::path& file) {
   if (!find_contract_info(stage.contract)) {
     fail(fmt::format("contract '{}' is not one the judge implements", stage.contract));
   }
-  if (stage.launch.threads_per_block <= 0 || stage.launch.threads_per_block > 1024 ||
-      stage.launch.threads_per_block % 32 != 0) {
-    fail("launch.threads_per_block must be a multiple of 32 between 32 and 1024");
+  const StageBounds& bounds = kStageBounds;
+  if (stage.launch.threads_per_block <= 0 || stage.launch.threads_per_block > bounds.max_threads_per_block ||
+      stage.launch.threads_per_block % bounds.warp_size != 0) {
+    fail(fmt::format("launch.threads_per_block must be a multiple of {} between {} and {}", bounds.warp_size,
+                     bounds.warp_size, bounds.max_threads_per_block));
   }
   if (stage.launch.dynamic_shared_bytes < 0) fail("launch.dynamic_shared_bytes must be >= 0");
   if (stage.contract == "counter") {
@@ -53,9 +56,12 @@ void validate(const Stage& stage, const fs::path& file) {
   } else {
     if (stage.test_sizes.empty()) fail("tests.sizes must list at least one size");
     for (auto n : stage.test_sizes) {
-      if (n <= 0 || n > (std::int64_t{1} << 30)) fail("tests.sizes must lie in 1 .. 2^30");
+      if (n <= 0 || n > bounds.max_size)
+        fail(fmt::format("tests.sizes must lie in 1 .. {}", bounds.max_size));
     }
-    if (stage.performance_size <= 0) fail("tests.performance_size must be > 0");
+    if (stage.performance_size <= 0 || stage.performance_size > bounds.max_size) {
+      fail(fmt::format("tests.performance_size must lie in 1 .. {}", bounds.max_size));
+    }
     for (const auto& data : stage.data_sets) {
       if (data != "exact" && data != "fractional" && data != "random_signed") {
         fail(fmt::format("unknown data set '{}' (exact, fractional, random_signed)", data));
@@ -65,7 +71,9 @@ void validate(const Stage& stage, const fs::path& file) {
       fail("tests.data must include 'exact': poisoning and determinism are judged on it");
     }
   }
-  if (stage.runs < 2 || stage.runs > 100) fail("tests.runs must lie in 2 .. 100");
+  if (stage.runs < bounds.min_runs || stage.runs > bounds.max_runs) {
+    fail(fmt::format("tests.runs must lie in {} .. {}", bounds.min_runs, bounds.max_runs));
+  }
   if (stage.gate.rule == GateRule::kTimeRatio && stage.gate.max_time_ratio <= 0) {
     fail("gate.max_time_ratio must be > 0");
   }

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "common/limits.h"
+
 namespace cudojo {
 namespace {
 
@@ -72,6 +74,27 @@ TEST_F(TempStage, ThreadsPerBlockMustBeWholeWarps) {
         "contract = \"one_accumulator\"\nkernel = \"reduce\"\n[launch]\nthreads_per_block = 100\n"
         "[tests]\nsizes = [1]\ndata = [\"exact\"]\nperformance_size = 1\n");
   EXPECT_THROW(load_stage(dir_), StageError);
+}
+
+TEST_F(TempStage, SizesAndRunsStayWithinTheLimitsTable) {
+  auto stage_with = [](const std::string& tests) {
+    return "id = \"reduction/9\"\nslug = \"m\"\ntitle = \"t\"\nsummary = \"s\"\n"
+           "contract = \"one_accumulator\"\nkernel = \"reduce\"\n[launch]\nthreads_per_block = 256\n"
+           "[tests]\ndata = [\"exact\"]\n" +
+           tests;
+  };
+  const std::string too_big = std::to_string(kStageBounds.max_size + 1);
+  for (const std::string& tests : std::vector<std::string>{
+           "sizes = [" + too_big + "]\nperformance_size = 1\n",
+           "sizes = [1]\nperformance_size = " + too_big + "\n",
+           "sizes = [1]\nperformance_size = 1\nruns = " + std::to_string(kStageBounds.max_runs + 1) + "\n",
+           "sizes = [1]\nperformance_size = 1\nruns = 1\n"}) {
+    write("stage.toml", stage_with(tests));
+    EXPECT_THROW(load_stage(dir_), StageError) << tests;
+  }
+  write("stage.toml",
+        stage_with("sizes = [1]\nperformance_size = " + std::to_string(kStageBounds.max_size) + "\n"));
+  EXPECT_NO_THROW(load_stage(dir_));
 }
 
 TEST_F(TempStage, SyntaxErrorNamesTheLine) {

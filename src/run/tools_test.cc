@@ -1,0 +1,116 @@
+// The sanitizer pass with real processes: a shell script stands in for compute-sanitizer (it writes
+// a log and runs what follows its options) and another for the worker, so start-up, the job hand-
+// off, the budget and cancelling are exercised as they run on a GPU machine.
+#include "run/tools.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+namespace cudojo {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class SanitizerPassTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("cudojo-tools-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    // argv: --tool NAME --log-file PATH --print-limit N WORKER worker sanitize
+    script("sanitizer",
+           "log=$4\necho '========= COMPUTE-SANITIZER' > \"$log\"\nshift 6\n\"$@\"\n"
+           "echo '========= ERROR SUMMARY: 0 errors' >> \"$log\"\n");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string script(const std::string& name, const std::string& body) {
+    const auto path = dir_ / name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    chmod(path.c_str(), 0755);
+    return path.string();
+  }
+
+  ToolSettings settings(const std::string& worker_body, double budget_ms = 10'000) {
+    ToolSettings tools;
+    tools.worker_executable = script("worker", worker_body);
+    tools.sanitizer_executable = (dir_ / "sanitizer").string();
+    tools.limits.tool_budget_ms = budget_ms;
+    return tools;
+  }
+
+  std::filesystem::path dir_;
+};
+
+constexpr const char* kReadyThenResult =
+    "echo '{\"event\":\"ready\"}' >&3\nread job\n"
+    "echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{\"timings_ms\":{\"launch\":2.5}}}' "
+    ">&3\n";
+
+TEST_F(SanitizerPassTest, EveryToolRunsItsJobAndItsLogIsRead) {
+  SanitizerPass pass(settings(kReadyThenResult));
+  pass.wait_until_started(Clock::now() + std::chrono::seconds(5));
+  EXPECT_TRUE(pass.ready());
+  pass.start(Job{});
+  const SanitizerOutcome outcome = pass.finish("mine.cu");
+  EXPECT_TRUE(outcome.summary.ran);
+  ASSERT_EQ(outcome.summary.tools.size(), 3u);
+  for (const auto& tool : outcome.summary.tools) EXPECT_EQ(tool.errors, 0) << tool.tool;
+  EXPECT_TRUE(outcome.summary.note.empty()) << outcome.summary.note;
+  EXPECT_DOUBLE_EQ(outcome.timings_ms.at("sanitizer.racecheck.launch"), 2.5);
+}
+
+TEST_F(SanitizerPassTest, AToolPastItsBudgetIsStoppedAndSaidToBeIncomplete) {
+  SanitizerPass pass(settings("read job\nsleep 30\n", 300));
+  const auto started = Clock::now();
+  pass.start(Job{});
+  const SanitizerOutcome outcome = pass.finish("mine.cu");
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
+  EXPECT_NE(outcome.summary.note.find("stopped after its budget"), std::string::npos) << outcome.summary.note;
+}
+
+TEST_F(SanitizerPassTest, CancelStopsToolsThatAreRunningOrStillWaiting) {
+  {
+    SanitizerPass waiting(settings("read job\nsleep 30\n"));
+    const auto started = Clock::now();
+    waiting.cancel();
+    EXPECT_LT(Clock::now() - started, std::chrono::seconds(3));
+  }
+  SanitizerPass running(settings("read job\nsleep 30\n"));
+  running.start(Job{});
+  const auto started = Clock::now();
+  running.cancel();
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(3));
+}
+
+TEST_F(SanitizerPassTest, AToolThatNeverReadsItsJobDoesNotHoldTheCaller) {
+  // The job line is large (a cubin travels in it); a tool that never reads stdin must not block
+  // the thread that hands out the jobs.
+  SanitizerPass pass(settings("sleep 30\n", 500));
+  Job job;
+  job.source = std::string(1 << 20, 'x');
+  const auto started = Clock::now();
+  pass.start(job);
+  EXPECT_LT(Clock::now() - started, std::chrono::milliseconds(300));
+  pass.finish("mine.cu");
+  EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
+}
+
+TEST(Tools, WithoutComputeSanitizerThePassSaysSoAndRunsNothing) {
+  ToolSettings tools;
+  tools.worker_executable = "/bin/true";
+  SanitizerPass pass(tools);
+  pass.start(Job{});
+  const SanitizerOutcome outcome = pass.finish("mine.cu");
+  EXPECT_FALSE(outcome.summary.ran);
+  EXPECT_NE(outcome.summary.note.find("compute-sanitizer was not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cudojo
