@@ -83,6 +83,9 @@ struct ServeLimits {
   // How long an idle dispatcher slot sleeps before looking at the queue again. A submission wakes a
   // slot at once; the poll bounds the wait only when that wake-up raced the slot's last look.
   int dispatcher_idle_poll_ms = 500;
+  // How long a job waits, before it is timed, for the next job's workers (started when it began)
+  // to finish starting; a racecheck worker takes about 1.3 s on an H200. Past it, timing goes on.
+  int next_workers_start_wait_ms = 10'000;
   // How long a Store call waits for a write lock held by another connection to the same file (a
   // second process, such as a test or an operator's sqlite3 shell) before it fails.
   int database_busy_timeout_ms = 5000;

@@ -319,8 +319,13 @@ class BackgroundProfile {
             driver.launch_once_for_tools(context, n, context.submission, marks);
           },
       };
+      // Reaching the gate means CUPTI's set-up is done; collect() waits for that, within a bound.
       return profile_with_cupti(
-          0, launches, [&] { context.gpu.flush_l2(); }, passes, [this] { return gate_.wait(); });
+          0, launches, [&] { context.gpu.flush_l2(); }, passes,
+          [this] {
+            set_up_ = true;
+            return gate_.wait();
+          });
     });
   }
   // Never leaves the thread waiting: a check that ends early (a fault, a wrong answer) cancels it.

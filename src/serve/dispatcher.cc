@@ -86,9 +86,8 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
     request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
     if (next) {
-      request.before_exclusive_gpu = [next, budget = request.workers.limits.tool_budget_ms] {
-        next->wait_until_started(std::chrono::steady_clock::now() +
-                                 std::chrono::milliseconds(static_cast<long long>(budget)));
+      request.before_exclusive_gpu = [next, wait_ms = settings_.next_workers_start_wait_ms] {
+        next->wait_until_started(std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms));
       };
     }
     report = run_check(request, std::move(prepared));

@@ -27,7 +27,8 @@ class Dispatcher {
     std::string worker_executable;
     std::string cuda_include_dir;
     std::string calibration_dir;
-    int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;  // see ServeLimits
+    int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;                   // see ServeLimits
+    int next_workers_start_wait_ms = ServeLimits{}.next_workers_start_wait_ms;  // see ServeLimits
   };
 
   Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);

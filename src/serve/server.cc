@@ -62,6 +62,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.cuda_include_dir = default_cuda_include_dir();
   dispatch.calibration_dir = settings.calibration_dir.string();
   dispatch.idle_poll_ms = settings.limits.dispatcher_idle_poll_ms;
+  dispatch.next_workers_start_wait_ms = settings.limits.next_workers_start_wait_ms;
   Dispatcher dispatcher(store, course, dispatch);
 
   httplib::Server server;
