@@ -76,6 +76,45 @@ TEST(WorkerProcess, MissingExecutableThrows) {
   EXPECT_THROW(WorkerProcess({"/nonexistent/cudojo"}, 10), std::system_error);
 }
 
+TEST(WorkerProcess, ALineToAWorkerThatNeverReadsGivesUpAtItsDeadline) {
+  auto worker = shell("sleep 30");
+  const auto started = WorkerProcess::Clock::now();
+  // Far more than a pipe holds: the write can only finish if the worker reads.
+  EXPECT_FALSE(worker.send_line(std::string(4 << 20, 'x'), started + 300ms));
+  EXPECT_LT(WorkerProcess::Clock::now() - started, 3s);
+}
+
+TEST(WorkerProcess, LinesKeepStdinOpenForTheNext) {
+  auto worker = shell("read a; read b; echo \"{\\\"got\\\":\\\"$a-$b\\\"}\" >&3");
+  ASSERT_TRUE(worker.send_line("one"));
+  ASSERT_TRUE(worker.send_line("two", WorkerProcess::Clock::now() + 5s));
+  std::string line;
+  ASSERT_EQ(worker.next_message(WorkerProcess::Clock::now() + 5s, line), WorkerProcess::Wait::kMessage);
+  EXPECT_EQ(line, "{\"got\":\"one-two\"}");
+}
+
+TEST(WorkerProcess, WaitUntilKillsAWorkerStillRunningAtTheDeadline) {
+  auto slow = shell("sleep 30");
+  const auto started = WorkerProcess::Clock::now();
+  EXPECT_FALSE(slow.wait_until(started + 200ms));
+  EXPECT_LT(WorkerProcess::Clock::now() - started, 3s);
+  auto quick = shell("exit 0");
+  EXPECT_TRUE(quick.wait_until(WorkerProcess::Clock::now() + 5s));
+}
+
+TEST(WorkerProcess, AfterItsLastMessageTheOutputIsKeptAndTheParentDoesNotWait) {
+  // The worker has said its last word but takes its time to end (as a CUDA context's teardown does).
+  auto worker = shell("echo printed; echo '{\"event\":\"result\"}' >&3; sleep 2");
+  std::string line;
+  ASSERT_EQ(worker.next_message(WorkerProcess::Clock::now() + 5s, line), WorkerProcess::Wait::kMessage);
+  const auto started = WorkerProcess::Clock::now();
+  worker.let_finish_in_background();
+  EXPECT_FALSE(worker.running());
+  worker.wait();
+  EXPECT_LT(WorkerProcess::Clock::now() - started, 1s);
+  EXPECT_EQ(worker.output(), "printed\n");
+}
+
 TEST(PhaseBudget, DerivedFromTheReferenceAndCapped) {
   JudgeLimits limits;
   EXPECT_DOUBLE_EQ(phase_budget_ms(limits, 10, 0.01),
