@@ -75,6 +75,13 @@ struct ServeLimits {
   int retry_after_seconds = 10;                // sent with every 429
   int history_limit = 100;                     // jobs returned by /api/history
   double event_stream_max_seconds = 600;       // one server-sent-events stream stays open at most this
+  // Each open event stream holds one of the HTTP server's threads, so streams are capped below the
+  // thread count (the page falls back to polling on a 429): other requests always find a thread.
+  int http_threads = 64;
+  int max_event_streams = 32;
+  // An unchanged stream sends a comment this often: writing is how a closed client is noticed, and
+  // how its thread is freed.
+  int event_heartbeat_ms = 1000;
   // A job interrupted this many times by server restarts fails rather than being run again.
   int max_job_attempts = 3;
   // How often an open event stream re-reads its job: the page sees a new phase at most this late,

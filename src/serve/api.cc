@@ -216,18 +216,26 @@ void Api::job_events(const Request& request, Response& response) {
   auto job = owned_job(request, response);
   if (!job) return;
   const std::int64_t id = job->id;
+  if (open_event_streams_.fetch_add(1) >= limits_.max_event_streams) {
+    open_event_streams_.fetch_sub(1);
+    response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
+    return send_error(response, 429, "too many open event streams; poll GET /api/jobs/{id} instead");
+  }
   response.set_header("Cache-Control", "no-cache");
   const auto opened = std::chrono::steady_clock::now();
-  response.set_chunked_content_provider("text/event-stream",
-                                        [this, id, opened](std::size_t, httplib::DataSink& sink) {
-                                          return stream_job_events(id, opened, sink);
-                                        });
+  response.set_chunked_content_provider(
+      "text/event-stream",
+      [this, id, opened](std::size_t, httplib::DataSink& sink) {
+        return stream_job_events(id, opened, sink);
+      },
+      [this](bool) { open_event_streams_.fetch_sub(1); });
 }
 
 bool Api::stream_job_events(std::int64_t job_id, std::chrono::steady_clock::time_point opened,
                             httplib::DataSink& sink) {
   // What was sent last (phase and queue position, or "done"): an event goes out only on a change.
   std::string last_sent;
+  auto last_write = std::chrono::steady_clock::now();
   for (;;) {
     auto current = store_.job(job_id);
     if (!current) {
@@ -239,10 +247,17 @@ bool Api::stream_job_events(std::int64_t job_id, std::chrono::steady_clock::time
     const std::string data = job_json(store_, *current, false).dump();
     const std::string key =
         done ? "done" : current->phase + "/" + std::to_string(store_.queue_position(job_id));
+    const auto now = std::chrono::steady_clock::now();
     if (key != last_sent) {
       last_sent = key;
+      last_write = now;
       const std::string message = fmt::format("event: {}\ndata: {}\n\n", event, data);
       if (!sink.write(message.data(), message.size())) return false;
+    } else if (now - last_write >= std::chrono::milliseconds(limits_.event_heartbeat_ms)) {
+      // A comment line: ignored by EventSource, but the write fails once the client has gone.
+      last_write = now;
+      static constexpr char kHeartbeat[] = ": still here\n\n";
+      if (!sink.is_writable() || !sink.write(kHeartbeat, sizeof kHeartbeat - 1)) return false;
     }
     const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count();
     if (done || open_s > limits_.event_stream_max_seconds) {

@@ -9,6 +9,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -74,6 +75,7 @@ class Api {
   JudgeLimits judge_limits_;
   std::filesystem::path web_dir_;
   int gpus_;
+  std::atomic<int> open_event_streams_{0};
 };
 
 }  // namespace cudojo

@@ -66,6 +66,9 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   Dispatcher dispatcher(store, course, dispatch);
 
   httplib::Server server;
+  server.new_task_queue = [threads = settings.limits.http_threads] {
+    return new httplib::ThreadPool(threads);
+  };
   server.set_payload_max_length(settings.limits.max_request_bytes);
   Api api(store, dispatcher, course, settings, gpus);
   api.register_routes(server);

@@ -1,9 +1,12 @@
 // API tests against the real `cudojo serve` (its own process, a fresh SQLite file, a free port),
 // spoken to over HTTP. No GPU is needed: jobs end as compile_error or no_device here, which is
 // exactly the path the queue, the limits and the restarts are about.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,9 +57,20 @@ class ServerProcess {
     if (at != std::string::npos) port_ = std::stoi(seen.substr(at + 17));
   }
   ~ServerProcess() { stop(SIGTERM); }
+  // A server that does not stop within 10 s is killed, so a hung server fails its test instead of
+  // holding the whole run.
   void stop(int signal_number) {
     if (pid_ <= 0) return;
     kill(pid_, signal_number);
+    for (int waited_ms = 0; waited_ms < 10'000; waited_ms += 50) {
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ADD_FAILURE() << "the server did not stop within 10 s of signal " << signal_number;
+    kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
@@ -304,6 +318,69 @@ TEST_F(Api, ConcurrentSubmissionsAllComplete) {
     EXPECT_EQ(wait_done(token, id)["verdict"], "compile_error");
   }
   EXPECT_EQ(distinct.size(), 16u);
+}
+
+// An event stream on a raw socket, read until its first event; -1 when the server refused it.
+int open_event_stream(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  const std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  if (write(fd, request.data(), request.size()) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return -1;
+  }
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  std::string seen;
+  char buffer[4096];
+  while (seen.find("event:") == std::string::npos && seen.find("\r\n\r\n{") == std::string::npos) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n <= 0) break;
+    seen.append(buffer, static_cast<std::size_t>(n));
+  }
+  if (seen.find(" 200 ") == std::string::npos || seen.find("event:") == std::string::npos) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST_F(Api, DroppedEventStreamsGiveTheirPlacesBack) {
+  start({"--workers", "0"});
+  const std::string ada = sign_in("ada");
+  const auto id =
+      json::parse(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->body)["id"].get<int>();
+  const std::string path = "/api/jobs/" + std::to_string(id) + "/events?token=" + ada;
+  const int cap = ServeLimits{}.max_event_streams;
+  std::vector<int> streams;
+  for (int i = 0; i < cap; ++i) {
+    const int fd = open_event_stream(server_->port(), path);
+    ASSERT_GE(fd, 0) << "stream " << i;
+    streams.push_back(fd);
+  }
+  // Every place is taken: one more is refused, and the rest of the API still answers at once.
+  EXPECT_EQ(open_event_stream(server_->port(), path), -1);
+  const auto asked = std::chrono::steady_clock::now();
+  auto health = client().Get("/api/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 1s);
+  // The clients go away without a word; their streams notice on the next heartbeat.
+  for (int fd : streams) close(fd);
+  int reopened = -1;
+  for (int attempt = 0; attempt < 50 && reopened < 0; ++attempt) {
+    std::this_thread::sleep_for(200ms);
+    reopened = open_event_stream(server_->port(), path);
+  }
+  EXPECT_GE(reopened, 0) << "the dropped streams never gave their places back";
+  if (reopened >= 0) close(reopened);
 }
 
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
