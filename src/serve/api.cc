@@ -260,7 +260,7 @@ bool Api::stream_job_events(std::int64_t job_id, std::chrono::steady_clock::time
       if (!sink.is_writable() || !sink.write(kHeartbeat, sizeof kHeartbeat - 1)) return false;
     }
     const double open_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - opened).count();
-    if (done || open_s > limits_.event_stream_max_seconds) {
+    if (done || open_s > limits_.event_stream_max_seconds || ending_streams_) {
       sink.done();
       return true;
     }

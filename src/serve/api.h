@@ -34,6 +34,8 @@ class Api {
 
   // Every route, in the order httplib tries them.
   void register_routes(httplib::Server& server);
+  // The server is stopping: every open event stream ends at its next poll.
+  void end_event_streams() { ending_streams_ = true; }
 
  private:
   using Request = httplib::Request;
@@ -76,6 +78,7 @@ class Api {
   std::filesystem::path web_dir_;
   int gpus_;
   std::atomic<int> open_event_streams_{0};
+  std::atomic<bool> ending_streams_{false};
 };
 
 }  // namespace cudojo

@@ -86,6 +86,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   std::thread stopper([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
+    api.end_event_streams();  // open streams would otherwise hold the server for their full length
     server.stop();
   });
   fmt::print("cudojo serve: http://{}:{}/  data {}  workers {} ({} GPU{})  requeued {}\n", settings.host,

@@ -383,6 +383,20 @@ TEST_F(Api, DroppedEventStreamsGiveTheirPlacesBack) {
   if (reopened >= 0) close(reopened);
 }
 
+TEST_F(Api, AStopSignalEndsOpenEventStreams) {
+  start({"--workers", "0"});
+  const std::string ada = sign_in("ada");
+  const auto id =
+      json::parse(submit(ada, {{"stage", "reduction/2"}, {"source", "x"}})->body)["id"].get<int>();
+  const int stream =
+      open_event_stream(server_->port(), "/api/jobs/" + std::to_string(id) + "/events?token=" + ada);
+  ASSERT_GE(stream, 0);
+  const auto asked = std::chrono::steady_clock::now();
+  server_->stop(SIGTERM);  // fails the test when the server is still up 10 s later
+  EXPECT_LT(std::chrono::steady_clock::now() - asked, 5s);
+  close(stream);
+}
+
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
   start();
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
