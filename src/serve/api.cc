@@ -24,6 +24,20 @@ void send_json(httplib::Response& response, int status, const json& body) {
   response.set_content(body.dump(), "application/json");
 }
 
+// The sentence for an error httplib answered by itself (no route, a body over the limit, ...).
+std::string error_sentence(int status) {
+  switch (status) {
+    case 400:
+      return "the request could not be read";
+    case 404:
+      return "no such route";
+    case 413:
+      return "the request is larger than the server accepts";
+    default:
+      return "HTTP error " + std::to_string(status);
+  }
+}
+
 void send_error(httplib::Response& response, int status, const std::string& message) {
   send_json(response, status, {{"error", message}});
 }
@@ -98,6 +112,52 @@ Api::Api(Store& store, Dispatcher& dispatcher, const std::vector<Stage>& course,
       gpus_(gpus) {}
 
 void Api::register_routes(httplib::Server& server) {
+  // Before any route, and before a body is read: a body must say its length (the request limit is
+  // enforced on Content-Length; a chunked body would not be bounded), and JSON routes take JSON
+  // (a form or text/plain POST is what another site's page can send without asking).
+  server.set_pre_routing_handler([](const Request& request, Response& response) {
+    if (request.method != "POST" && request.method != "PUT" && request.method != "PATCH") {
+      return httplib::Server::HandlerResponse::Unhandled;
+    }
+    if (request.has_header("Transfer-Encoding")) {
+      response.set_header("Connection", "close");
+      send_error(response, 411, "send the body with a Content-Length; chunked bodies are not accepted");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const std::string type = request.get_header_value("Content-Type");
+    if (request.path.starts_with("/api/") && !type.starts_with("application/json")) {
+      send_error(response, 415, "send JSON, with Content-Type: application/json");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // Every answer is JSON when it is an error, names no internal detail, and carries the headers
+  // that keep a browser from sniffing types or framing the page.
+  server.set_error_handler([](const Request&, Response& response) {
+    if (response.body.empty()) {
+      send_error(response, response.status, error_sentence(response.status));
+    }
+  });
+  server.set_exception_handler([](const Request& request, Response& response, std::exception_ptr error) {
+    std::string what = "unknown";
+    try {
+      if (error) std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    fmt::print(stderr, "cudojo serve: {} {} failed: {}\n", request.method, request.path, what);
+    send_error(response, 500, "the server failed on this request; it has been logged");
+  });
+  server.set_post_routing_handler([](const Request&, Response& response) {
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_header("Content-Security-Policy",
+                        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                        "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    response.set_header("X-Frame-Options", "DENY");
+    response.set_header("Referrer-Policy", "no-referrer");
+  });
+
   // httplib calls a handler with (request, response); each route is one member function.
   auto route = [this](void (Api::*handler)(const Request&, Response&)) {
     return

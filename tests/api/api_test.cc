@@ -397,6 +397,74 @@ TEST_F(Api, AStopSignalEndsOpenEventStreams) {
   close(stream);
 }
 
+// Sends `head` and then up to `body_bytes` of body in 64 KiB writes on a raw socket, and returns
+// what the server answered (stopping early when it closes the connection).
+std::string raw_request(int port, const std::string& head, std::size_t body_bytes, bool chunked) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) return "";
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+  signal(SIGPIPE, SIG_IGN);
+  bool open = send(fd, head.data(), head.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(head.size());
+  const std::string piece(64 * 1024, '{');
+  char size_line[32];
+  std::snprintf(size_line, sizeof size_line, "%zx\r\n", piece.size());
+  for (std::size_t sent = 0; open && sent < body_bytes; sent += piece.size()) {
+    std::string chunk = chunked ? std::string(size_line) + piece + "\r\n" : piece;
+    open = send(fd, chunk.data(), chunk.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(chunk.size());
+  }
+  std::string answer;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;)
+    answer.append(buffer, static_cast<std::size_t>(n));
+  close(fd);
+  return answer;
+}
+
+TEST_F(Api, TheFrontDoorRefusesWhatItCannotBound) {
+  start({"--workers", "0"});
+  // A chunked body of 300 MB would pass a Content-Length limit; it is refused before it is read.
+  const auto started = std::chrono::steady_clock::now();
+  const std::string chunked = raw_request(server_->port(),
+                                          "POST /api/learners HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                          "application/json\r\nTransfer-Encoding: chunked\r\n\r\n",
+                                          300u << 20, true);
+  EXPECT_NE(chunked.find(" 411 "), std::string::npos) << chunked.substr(0, 200);
+  EXPECT_NE(chunked.find("\"error\""), std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
+
+  // JSON routes take JSON only: a form or text/plain POST is what another site's page can send.
+  auto form = client().Post("/api/learners", "name=mallory", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415);
+  EXPECT_NE(form->body.find("application/json"), std::string::npos);
+
+  // Unknown routes and oversize bodies answer JSON too, and every answer carries the headers.
+  auto missing = client().Get("/api/nothing-here");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(json::parse(missing->body)["error"], "no such route");
+  for (const char* path : {"/api/nothing-here", "/api/health", "/index.html"}) {
+    auto response = client().Get(path);
+    ASSERT_TRUE(response) << path;
+    EXPECT_EQ(response->get_header_value("X-Content-Type-Options"), "nosniff") << path;
+    EXPECT_NE(response->get_header_value("Content-Security-Policy").find("frame-ancestors 'none'"),
+              std::string::npos)
+        << path;
+    EXPECT_FALSE(response->has_header("EXCEPTION_WHAT")) << path;
+  }
+  auto oversize = client().Post("/api/learners", std::string(ServeLimits{}.max_request_bytes + 1, ' '),
+                                "application/json");
+  ASSERT_TRUE(oversize);
+  EXPECT_EQ(oversize->status, 413);
+  EXPECT_TRUE(json::parse(oversize->body, nullptr, false).contains("error")) << oversize->body;
+}
+
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
   start();
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
