@@ -1,10 +1,16 @@
 #include "serve/server.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netdb.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "common/environment.h"
@@ -41,6 +47,53 @@ int count_gpus(const std::string& executable) {
   return count;
 }
 
+namespace {
+
+// One server per data folder: two would both requeue and judge the same running jobs. The lock is
+// the kernel's (flock), so it goes with the process however it ends. Returns the open descriptor
+// that holds it, or -1 with `problem` saying why.
+int lock_data_folder(const fs::path& data_dir, std::string& problem) {
+  std::error_code error;
+  fs::create_directories(data_dir, error);
+  const fs::path lock_file = data_dir / "cudojo.lock";
+  const int fd = open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    problem = fmt::format("cannot open {}: {}", lock_file.string(), std::strerror(errno));
+    return -1;
+  }
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    problem =
+        fmt::format("another cudojo serve is using {} (it holds {})", data_dir.string(), lock_file.string());
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// httplib binds with SO_REUSEPORT, so a second server on a taken port would share it and split
+// its requests. A probe without it fails when anything listens there.
+bool port_is_free(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found) return true;
+  bool free = true;
+  for (addrinfo* address = found; address && free; address = address->ai_next) {
+    const int probe = socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC, address->ai_protocol);
+    if (probe < 0) continue;
+    int yes = 1;
+    setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (bind(probe, address->ai_addr, address->ai_addrlen) != 0 && errno == EADDRINUSE) free = false;
+    close(probe);
+  }
+  freeaddrinfo(found);
+  return free;
+}
+
+}  // namespace
+
 int run_server(const std::vector<Stage>& course, const ServeSettings& settings) {
   // SIGINT and SIGTERM are taken by one thread with sigwait, so no handler runs inside the HTTP
   // or dispatcher threads (which inherit the blocked mask; workers get a clean one at spawn).
@@ -49,6 +102,18 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  std::string problem;
+  const int data_lock = lock_data_folder(settings.data_dir, problem);
+  if (data_lock < 0) {
+    fmt::print(stderr, "cudojo serve: {}\n", problem);
+    return 2;
+  }
+  if (settings.port != 0 && !port_is_free(settings.host, settings.port)) {
+    fmt::print(stderr, "cudojo serve: {}:{} is in use by another program\n", settings.host, settings.port);
+    close(data_lock);
+    return 2;
+  }
 
   Store store(settings.data_dir / "cudojo.sqlite3", settings.limits.database_busy_timeout_ms);
   const int requeued = store.requeue_interrupted();

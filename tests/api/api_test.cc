@@ -465,6 +465,35 @@ TEST_F(Api, TheFrontDoorRefusesWhatItCannotBound) {
   EXPECT_TRUE(json::parse(oversize->body, nullptr, false).contains("error")) << oversize->body;
 }
 
+// `cudojo serve ARGS`, stopped after 10 s if it has not ended by itself; its exit code and output.
+std::pair<int, std::string> serve_briefly(const std::string& arguments) {
+  const std::string command = "timeout 10 " + testing::cudojo_binary() + " serve " + arguments + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[512];
+  while (pipe && std::fgets(buffer, sizeof buffer, pipe)) out += buffer;
+  const int status = pipe ? pclose(pipe) : -1;
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST_F(Api, OneServerPerDataFolderAndNoneOnATakenPort) {
+  start({"--workers", "0"});
+  const auto [code, out] = serve_briefly("--port 0 --workers 0 --data-dir " + data_.string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("another cudojo serve is using"), std::string::npos) << out;
+
+  const auto other = data_.string() + "-other";
+  const auto [taken_code, taken_out] =
+      serve_briefly("--port " + std::to_string(server_->port()) + " --workers 0 --data-dir " + other);
+  fs::remove_all(other);
+  EXPECT_EQ(taken_code, 2) << taken_out;
+  EXPECT_NE(taken_out.find("is in use"), std::string::npos) << taken_out;
+  // The first server is untouched.
+  auto health = client().Get("/api/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
   start();
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
