@@ -73,8 +73,12 @@ struct ServeLimits {
   int max_queue_length = 200;                  // queued + running, everyone's; then 429
   int max_pending_per_learner = 4;             // queued + running, one learner's; then 429
   int retry_after_seconds = 10;                // sent with every 429
-  int history_limit = 100;                     // jobs returned by /api/history
-  double event_stream_max_seconds = 600;       // one server-sent-events stream stays open at most this
+  // New learners one client address may create in an hour (a class behind one NAT shares one
+  // address; behind a proxy, every client is the proxy's address). Without it a script makes
+  // hundreds of learners a second and the per-learner job limit means nothing.
+  int max_new_learners_per_address_per_hour = 60;
+  int history_limit = 100;                // jobs returned by /api/history
+  double event_stream_max_seconds = 600;  // one server-sent-events stream stays open at most this
   // Each open event stream holds one of the HTTP server's threads, so streams are capped below the
   // thread count (the page falls back to polling on a 429): other requests always find a thread.
   int http_threads = 64;

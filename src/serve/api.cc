@@ -52,6 +52,9 @@ int http_status(StoreErrorCode code) {
       return 409;
     case StoreErrorCode::kInternal:
       return 500;
+    case StoreErrorCode::kQueueFull:
+    case StoreErrorCode::kLearnerBusy:
+      return 429;
   }
   return 500;  // not reached: the switch names every code, and -Wall warns when one is added
 }
@@ -212,6 +215,21 @@ void Api::create_learner(const Request& request, Response& response) {
   if (body.is_discarded() || !body.is_object() || !body.contains("name") || !body["name"].is_string()) {
     return send_error(response, 400, "send a JSON object {\"name\": \"...\"}");
   }
+  {
+    std::lock_guard lock(new_learners_mutex_);
+    const auto now = std::chrono::steady_clock::now();
+    auto& created = new_learners_by_address_[request.remote_addr];
+    while (!created.empty() && now - created.front() > std::chrono::hours(1)) created.pop_front();
+    if (static_cast<int>(created.size()) >= limits_.max_new_learners_per_address_per_hour) {
+      response.set_header("Retry-After", "3600");
+      return send_error(
+          response, 429,
+          fmt::format("this address has created {} learners in the last hour; sign in with a token "
+                      "you already have",
+                      limits_.max_new_learners_per_address_per_hour));
+    }
+    created.push_back(now);
+  }
   try {
     IssuedLearner issued = store_.create_learner(body["name"].get<std::string>());
     send_json(response, 201,
@@ -237,17 +255,16 @@ void Api::submit_job(const Request& request, Response& response) {
   const std::string source = body["source"].get<std::string>();
   if (auto too_large = source_size_error(source.size(), judge_limits_))
     return send_error(response, 413, *too_large);
-  if (store_.pending_count() >= limits_.max_queue_length) {
-    response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
-    return send_error(response, 429, "the queue is full; try again shortly");
+  std::int64_t id = 0;
+  try {
+    id = store_.enqueue(learner->id, stage->id, source,
+                        {limits_.max_queue_length, limits_.max_pending_per_learner});
+  } catch (const StoreError& error) {
+    if (http_status(error.code()) == 429) {
+      response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
+    }
+    return send_error(response, http_status(error.code()), error.what());
   }
-  if (store_.pending_count(learner->id) >= limits_.max_pending_per_learner) {
-    response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
-    return send_error(
-        response, 429,
-        fmt::format("you already have {} jobs waiting or running", limits_.max_pending_per_learner));
-  }
-  const std::int64_t id = store_.enqueue(learner->id, stage->id, source);
   dispatcher_.notify();
   response.set_header("Location", fmt::format("/api/jobs/{}", id));
   send_json(response, 202, {{"id", id}, {"state", "queued"}, {"position", store_.queue_position(id)}});

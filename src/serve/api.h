@@ -12,7 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +82,9 @@ class Api {
   int gpus_;
   std::atomic<int> open_event_streams_{0};
   std::atomic<bool> ending_streams_{false};
+  // When each client address created its learners in the last hour (oldest first).
+  std::mutex new_learners_mutex_;
+  std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> new_learners_by_address_;
 };
 
 }  // namespace cudojo

@@ -200,13 +200,36 @@ std::optional<Learner> Store::find_learner_by_token(const std::string& token) {
   return Learner{query.integer(0), query.text(1)};
 }
 
-std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source) {
+std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
+                            const QueueLimits& limits) {
   std::lock_guard lock(mutex_);
-  Statement insert(
-      db_, "INSERT INTO jobs (learner_id, stage, source, state, created_at) VALUES (?, ?, ?, 'queued', ?)");
-  insert.bind(1, learner_id).bind(2, stage).bind(3, source).bind(4, now_seconds());
-  insert.step();
-  return sqlite3_last_insert_rowid(db_);
+  // BEGIN IMMEDIATE takes the write lock first, so the counts below cannot change before the insert,
+  // also when another process shares the file.
+  execute("BEGIN IMMEDIATE");
+  try {
+    Statement counts(db_,
+                     "SELECT COUNT(*), COALESCE(SUM(learner_id = ?), 0) FROM jobs WHERE state != 'done'");
+    counts.bind(1, learner_id);
+    counts.step();
+    if (counts.integer(0) >= limits.max_queue_length) {
+      throw StoreError(StoreErrorCode::kQueueFull, "the queue is full; try again shortly");
+    }
+    if (counts.integer(1) >= limits.max_pending_per_learner) {
+      throw StoreError(
+          StoreErrorCode::kLearnerBusy,
+          fmt::format("you already have {} jobs waiting or running", limits.max_pending_per_learner));
+    }
+    Statement insert(
+        db_, "INSERT INTO jobs (learner_id, stage, source, state, created_at) VALUES (?, ?, ?, 'queued', ?)");
+    insert.bind(1, learner_id).bind(2, stage).bind(3, source).bind(4, now_seconds());
+    insert.step();
+    const std::int64_t id = sqlite3_last_insert_rowid(db_);
+    execute("COMMIT");
+    return id;
+  } catch (...) {
+    execute("ROLLBACK");
+    throw;
+  }
 }
 
 std::int64_t Store::pending_count() {
@@ -240,9 +263,16 @@ std::optional<JobRecord> Store::claim_next() {
   try {
     std::optional<JobRecord> job;
     {
+      // Round robin by learner: each learner's oldest queued job, the learner served least recently
+      // first (never served counts as longest ago), then the oldest job. One learner's many jobs
+      // cannot make another learner wait behind all of them.
       Statement next(
-          db_,
-          fmt::format("SELECT {} FROM jobs WHERE state = 'queued' ORDER BY id LIMIT 1", kJobColumns).c_str());
+          db_, fmt::format("SELECT {} FROM jobs AS j WHERE j.state = 'queued' AND j.id = "
+                           "(SELECT MIN(id) FROM jobs WHERE state = 'queued' AND learner_id = j.learner_id) "
+                           "ORDER BY (SELECT COALESCE(MAX(started_at), 0) FROM jobs "
+                           "WHERE learner_id = j.learner_id AND started_at IS NOT NULL), j.id LIMIT 1",
+                           kJobColumns)
+                   .c_str());
       if (next.step()) job = read_job(next);
     }
     if (job) {

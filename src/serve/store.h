@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -32,6 +33,17 @@ enum class StoreErrorCode {
   kNameTaken,
   // SQLite or OpenSSL failed (open, prepare, step, randomness, digest): the server's fault.
   kInternal,
+  // The queue holds its limit of jobs (queued + running): try again shortly.
+  kQueueFull,
+  // This learner already has its limit of jobs queued or running.
+  kLearnerBusy,
+};
+
+// Limits enqueue checks in the same transaction as its insert, so no burst of submissions can pass
+// them together (counting first and inserting after let 5 in under a limit of 4).
+struct QueueLimits {
+  std::int64_t max_queue_length = std::numeric_limits<std::int64_t>::max();
+  std::int64_t max_pending_per_learner = std::numeric_limits<std::int64_t>::max();
 };
 
 class StoreError : public std::runtime_error {
@@ -86,7 +98,9 @@ class Store {
   IssuedLearner create_learner(const std::string& name);
   std::optional<Learner> find_learner_by_token(const std::string& token);
 
-  std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source);
+  // Throws StoreError with kQueueFull or kLearnerBusy when a limit is reached.
+  std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
+                       const QueueLimits& limits = {});
   std::int64_t pending_count();                         // queued + running, everyone's
   std::int64_t pending_count(std::int64_t learner_id);  // queued + running, one learner's
   // How many queued jobs are ahead of this one (0 when it is next or no longer queued).

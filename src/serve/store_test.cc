@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -185,6 +186,51 @@ TEST_F(StoreTest, ConcurrentClaimsNeverShareAJob) {
   for (auto& thread : threads) thread.join();
   EXPECT_EQ(claimed.size(), 40u);
   EXPECT_EQ(std::set<std::int64_t>(claimed.begin(), claimed.end()).size(), 40u);
+}
+
+TEST_F(StoreTest, JobsAreTakenRoundRobinByLearner) {
+  Store store(file());
+  auto ada = store.create_learner("ada").learner;
+  auto bob = store.create_learner("bob").learner;
+  auto cy = store.create_learner("cy").learner;
+  const auto a1 = store.enqueue(ada.id, "reduction/2", "a1");
+  const auto a2 = store.enqueue(ada.id, "reduction/2", "a2");
+  const auto a3 = store.enqueue(ada.id, "reduction/2", "a3");
+  const auto b1 = store.enqueue(bob.id, "reduction/2", "b1");
+  const auto c1 = store.enqueue(cy.id, "reduction/2", "c1");
+  std::vector<std::int64_t> order;
+  while (auto job = store.claim_next()) {
+    order.push_back(job->id);
+    // Claims a moment apart, as jobs that each take time to judge.
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(order, (std::vector<std::int64_t>{a1, b1, c1, a2, a3}));
+}
+
+TEST_F(StoreTest, QueueLimitsHoldUnderABurstOfSubmissions) {
+  Store store(file());
+  auto ada = store.create_learner("ada").learner;
+  auto bob = store.create_learner("bob").learner;
+  const QueueLimits limits{6, 4};
+  std::atomic<int> accepted{0}, learner_busy{0}, queue_full{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 40; ++t) {
+    threads.emplace_back([&, t] {
+      try {
+        store.enqueue(t % 2 ? bob.id : ada.id, "reduction/2", "x", limits);
+        ++accepted;
+      } catch (const StoreError& error) {
+        if (error.code() == StoreErrorCode::kLearnerBusy) ++learner_busy;
+        if (error.code() == StoreErrorCode::kQueueFull) ++queue_full;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(accepted, 6);  // the queue's limit, never more
+  EXPECT_EQ(accepted + learner_busy + queue_full, 40);
+  EXPECT_LE(store.pending_count(ada.id), 4);
+  EXPECT_LE(store.pending_count(bob.id), 4);
+  EXPECT_EQ(store.pending_count(), 6);
 }
 
 TEST_F(StoreTest, HistoryIsPerLearnerNewestFirst) {

@@ -494,6 +494,17 @@ TEST_F(Api, OneServerPerDataFolderAndNoneOnATakenPort) {
   EXPECT_EQ(health->status, 200);
 }
 
+TEST_F(Api, OneAddressCannotCreateLearnersWithoutLimit) {
+  start({"--workers", "0"});
+  const int limit = ServeLimits{}.max_new_learners_per_address_per_hour;
+  for (int i = 0; i < limit; ++i) sign_in("learner" + std::to_string(i));
+  auto refused = client().Post("/api/learners", json{{"name", "one-too-many"}}.dump(), "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 429);
+  EXPECT_FALSE(refused->get_header_value("Retry-After").empty());
+  EXPECT_NE(json::parse(refused->body)["error"].get<std::string>().find("last hour"), std::string::npos);
+}
+
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
   start();
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
