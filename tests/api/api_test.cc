@@ -505,6 +505,43 @@ TEST_F(Api, OneAddressCannotCreateLearnersWithoutLimit) {
   EXPECT_NE(json::parse(refused->body)["error"].get<std::string>().find("last hour"), std::string::npos);
 }
 
+TEST_F(Api, SlowAndIdleClientsDoNotDelayOthers) {
+  start({"--workers", "0"});
+  auto connected = [&] {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(server_->port()));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    return fd;
+  };
+  std::vector<int> held;
+  // Eight that trickle a header line now and then, eight that finished one request and stay open.
+  for (int i = 0; i < 8; ++i) {
+    const int slow = connected();
+    const std::string start_of_request = "GET /api/health HTTP/1.1\r\nHost: x\r\n";
+    EXPECT_GT(write(slow, start_of_request.data(), start_of_request.size()), 0);
+    held.push_back(slow);
+    const int idle = connected();
+    const std::string request = "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n";
+    EXPECT_GT(write(idle, request.data(), request.size()), 0);
+    char buffer[1024];
+    EXPECT_GT(read(idle, buffer, sizeof buffer), 0);
+    held.push_back(idle);
+  }
+  for (int round = 0; round < 5; ++round) {
+    for (int i = 0; i < 16; i += 2) EXPECT_GT(write(held[i], "X-Slow: 1\r\n", 11), 0);
+    const auto asked = std::chrono::steady_clock::now();
+    auto health = client().Get("/api/health");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, 500ms) << "round " << round;
+    std::this_thread::sleep_for(200ms);
+  }
+  for (int fd : held) close(fd);
+}
+
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
   start();
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
