@@ -51,7 +51,7 @@ int http_status(StoreErrorCode code) {
     case StoreErrorCode::kNameTaken:
       return 409;
     case StoreErrorCode::kInternal:
-      return 500;
+      return 503;
     case StoreErrorCode::kQueueFull:
     case StoreErrorCode::kLearnerBusy:
       return 429;
@@ -188,8 +188,12 @@ void Api::register_routes(httplib::Server& server) {
 }
 
 void Api::health(const Request&, Response& response) {
+  if (auto problem = store_.problem()) {
+    return send_json(response, 503, {{"ok", false}, {"database", *problem}, {"error", *problem}});
+  }
   send_json(response, 200,
             {{"ok", true},
+             {"database", "ok"},
              {"workers", dispatcher_.workers()},
              {"gpus", gpus_},
              {"pending", store_.pending_count()}});
@@ -230,6 +234,7 @@ void Api::create_learner(const Request& request, Response& response) {
     }
     created.push_back(now);
   }
+  if (auto problem = store_.problem()) return send_error(response, 503, *problem);
   try {
     IssuedLearner issued = store_.create_learner(body["name"].get<std::string>());
     send_json(response, 201,
@@ -255,6 +260,8 @@ void Api::submit_job(const Request& request, Response& response) {
   const std::string source = body["source"].get<std::string>();
   if (auto too_large = source_size_error(source.size(), judge_limits_))
     return send_error(response, 413, *too_large);
+  // Nothing is acknowledged that is not stored: SQLite still writes into a file deleted under it.
+  if (auto problem = store_.problem()) return send_error(response, 503, *problem);
   std::int64_t id = 0;
   try {
     id = store_.enqueue(learner->id, stage->id, source,

@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <thread>
 
 #include "common/environment.h"
@@ -115,7 +116,15 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     return 2;
   }
 
-  Store store(settings.data_dir / "cudojo.sqlite3", settings.limits.database_busy_timeout_ms);
+  const fs::path database = settings.data_dir / "cudojo.sqlite3";
+  std::unique_ptr<Store> opened;
+  try {
+    opened = std::make_unique<Store>(database, settings.limits.database_busy_timeout_ms);
+  } catch (const StoreError& error) {
+    fmt::print(stderr, "cudojo serve: the database {} cannot be used: {}\n", database.string(), error.what());
+    return 2;
+  }
+  Store& store = *opened;
   const int requeued = store.requeue_interrupted();
 
   const std::string executable = self_executable();

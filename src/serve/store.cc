@@ -156,6 +156,31 @@ Store::Store(const std::filesystem::path& file, int busy_timeout_ms) {
       " verdict TEXT, report TEXT, created_at REAL NOT NULL, started_at REAL, finished_at REAL)");
   execute("CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state, id)");
   execute("CREATE INDEX IF NOT EXISTS jobs_by_learner ON jobs(learner_id, stage, id)");
+  // Checked once at start: a server must not take work on a database it cannot trust.
+  {
+    Statement check(db_, "PRAGMA quick_check");
+    if (!check.step() || check.text(0) != "ok") {
+      throw StoreError(StoreErrorCode::kInternal,
+                       fmt::format("{} failed its integrity check; restore it from a backup", file.string()));
+    }
+  }
+  file_ = file;
+  struct stat info {};
+  if (stat(file.c_str(), &info) == 0) inode_ = info.st_ino;
+}
+
+std::optional<std::string> Store::problem() {
+  struct stat info {};
+  if (stat(file_.c_str(), &info) != 0) return fmt::format("the database file {} is gone", file_.string());
+  if (info.st_ino != inode_) return fmt::format("the database file {} was replaced", file_.string());
+  std::lock_guard lock(mutex_);
+  try {
+    Statement query(db_, "SELECT COUNT(*) FROM learners");
+    query.step();
+  } catch (const StoreError& error) {
+    return fmt::format("the database does not answer: {}", error.what());
+  }
+  return std::nullopt;
 }
 
 Store::~Store() { sqlite3_close(db_); }

@@ -9,6 +9,8 @@
 // Thread-safe: one connection behind a mutex (the server's load is a handful of writes a second).
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <limits>
@@ -31,7 +33,8 @@ enum class StoreErrorCode {
   kInvalidName,
   // Another learner has the name: the caller's request is well formed but conflicts.
   kNameTaken,
-  // SQLite or OpenSSL failed (open, prepare, step, randomness, digest): the server's fault.
+  // SQLite or OpenSSL failed (open, prepare, step, randomness, digest), or the database file is
+  // corrupt or gone: the server's fault, answered 503 with a reason.
   kInternal,
   // The queue holds its limit of jobs (queued + running): try again shortly.
   kQueueFull,
@@ -118,10 +121,16 @@ class Store {
   // A learner's jobs, newest first; stage filter optional; at most `limit`.
   std::vector<JobRecord> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit);
 
+  // Whether the database can still be trusted: its file is the one opened (not deleted or
+  // replaced under the server) and answers a query. nullopt when healthy, else the reason.
+  std::optional<std::string> problem();
+
  private:
   void execute(const char* sql);
   sqlite3* db_ = nullptr;
   std::mutex mutex_;
+  std::filesystem::path file_;
+  ino_t inode_ = 0;
 };
 
 // SHA-256 of a token, as lowercase hex.

@@ -220,7 +220,7 @@ TEST_F(Api, ADatabaseFailureIsTheServersErrorNotTheRequests) {
   start();
   sign_in("ada");
   ASSERT_TRUE(testing::refuse_new_learners(data_ / "cudojo.sqlite3"));
-  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"bob\"}", "application/json")->status, 500);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"bob\"}", "application/json")->status, 503);
   // The checks that come before the database still answer for the request.
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
@@ -540,6 +540,33 @@ TEST_F(Api, SlowAndIdleClientsDoNotDelayOthers) {
     std::this_thread::sleep_for(200ms);
   }
   for (int fd : held) close(fd);
+}
+
+TEST_F(Api, ADatabaseDeletedUnderTheServerIsReportedAndNothingMoreIsAcknowledged) {
+  start({"--workers", "0"});
+  const std::string ada = sign_in("ada");
+  auto healthy = client().Get("/api/health");
+  ASSERT_TRUE(healthy);
+  EXPECT_EQ(json::parse(healthy->body)["database"], "ok");
+  for (const char* suffix : {"", "-wal", "-shm"})
+    fs::remove(data_ / (std::string("cudojo.sqlite3") + suffix));
+  auto health = client().Get("/api/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 503);
+  EXPECT_EQ(json::parse(health->body)["ok"], false);
+  auto job = submit(ada, {{"stage", "reduction/2"}, {"source", "x"}});
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->status, 503) << job->body;
+  EXPECT_NE(json::parse(job->body)["error"].get<std::string>().find("gone"), std::string::npos);
+}
+
+TEST_F(Api, ACorruptDatabaseIsRefusedAtStart) {
+  fs::create_directories(data_);
+  { std::ofstream(data_ / "cudojo.sqlite3") << std::string(4096, 'x'); }
+  const auto [code, out] = serve_briefly("--port 0 --workers 0 --data-dir " + data_.string());
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_EQ(out.find("listening"), std::string::npos);
+  EXPECT_NE(out.find("cudojo.sqlite3"), std::string::npos) << out;
 }
 
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
