@@ -4,11 +4,13 @@
 // protocol messages on fd 3 (see protocol.h). It judges nothing: it reports what happened, with
 // the test results and findings computed by check/, and the parent decides the verdict.
 #include <fmt/format.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -565,6 +567,11 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
 
 int worker_main(std::string_view mode_hint) {
   const auto process_start = Clock::now();
+  // A worker never outlives the process that started it: a server killed with SIGKILL must not
+  // leave a compile bomb running. (The parent may already be gone before the call: then exit.)
+  const pid_t parent = getppid();
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) std::_Exit(0);
   // Device printf goes to stdout; unbuffered, so what was printed before a kill still arrives.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   // The parent names the mode on the command line too, so CUDA's start-up (which begins before the

@@ -2,10 +2,14 @@
 // and real NVRTC. On a machine with a GPU the no_device test skips (the GPU tests cover that path).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "compile/nvrtc_compiler.h"
 #include "run/protocol.h"
@@ -182,6 +186,39 @@ TEST(CliWorker, ToolWorkersLoadTheChecksBuildInsteadOfCompilingAgain) {
   EXPECT_EQ(reused.back()["outcome"], "no_device") << reused.back().dump();
   job.submission_build.reset();
   EXPECT_EQ(run_worker(job).back()["outcome"], "compile_error");
+}
+
+TEST(CliWorker, AWorkerDiesWithTheProcessThatStartedIt) {
+  // A shell starts a worker that waits for its job (its stdin held open by `sleep`), then the
+  // shell is killed as a server killed with SIGKILL would be.
+  const std::string pid_file = "/tmp/cudojo_orphan_worker.pid";
+  std::filesystem::remove(pid_file);
+  const pid_t shell = fork();
+  if (shell == 0) {
+    setpgid(0, 0);  // a group of its own, so the test can clean up `sleep` afterwards
+    const std::string script =
+        "sleep 30 | " + testing::cudojo_binary() + " worker & echo $! > " + pid_file + "; wait";
+    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  pid_t worker = 0;
+  for (int i = 0; i < 100 && worker == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::ifstream(pid_file) >> worker;
+  }
+  ASSERT_GT(worker, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // it is up and waiting
+  ASSERT_EQ(kill(worker, 0), 0) << "the worker should be running before its parent dies";
+  kill(shell, SIGKILL);
+  waitpid(shell, nullptr, 0);
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    gone = kill(worker, 0) != 0;
+  }
+  EXPECT_TRUE(gone) << "the worker outlived the process that started it";
+  if (!gone) kill(worker, SIGKILL);
+  kill(-shell, SIGKILL);  // the rest of the shell's group (sleep)
 }
 
 TEST(CliCalibrate, WithoutAGpuItWritesNothingAndExitsTwo) {
