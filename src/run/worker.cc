@@ -567,11 +567,15 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
 
 int worker_main(std::string_view mode_hint) {
   const auto process_start = Clock::now();
-  // A worker never outlives the process that started it: a server killed with SIGKILL must not
-  // leave a compile bomb running. (The parent may already be gone before the call: then exit.)
-  const pid_t parent = getppid();
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (getppid() != parent) std::_Exit(0);
+  // The check worker (the one that compiles) never outlives the process that started it: a server
+  // killed with SIGKILL must not leave a compile bomb running. (If the parent is already gone before
+  // the call, exit.) Tool workers are started by compute-sanitizer or ncu, whose way of starting
+  // them we do not control, so they are left to their tool.
+  if (mode_hint == to_string(WorkerMode::kCheck)) {
+    const pid_t parent = getppid();
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) std::_Exit(0);
+  }
   // Device printf goes to stdout; unbuffered, so what was printed before a kill still arrives.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   // The parent names the mode on the command line too, so CUDA's start-up (which begins before the
