@@ -13,10 +13,6 @@ namespace cudojo {
 
 namespace {
 
-std::string tail(const std::string& text, std::size_t bytes) {
-  return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
-}
-
 // The judge could not judge: whatever the worker managed to say is kept beside the reason.
 Report judge_failure(Report report, std::string message) {
   JudgeFacts facts;
@@ -125,7 +121,7 @@ Report decide_session(const DecisionInput& input) {
       return judge_failure(report, "the worker sent a malformed message");
     case SessionResult::Ending::kClosed:
       return judge_failure(report, fmt::format("the worker {} without sending a result: {}",
-                                               session.exit.describe(), tail(session.output.text, 600)));
+                                               session.exit.describe(), last_part(session.output.text, 600)));
     case SessionResult::Ending::kResult:
       break;
   }

@@ -203,16 +203,18 @@ bool WorkerProcess::running() {
   int status = 0;
   const pid_t done = waitpid(pid_, &status, WNOHANG);
   if (done == 0) return true;
-  if (done == pid_) {
-    reaped_ = true;
-    if (WIFEXITED(status)) {
-      exit_.exited = true;
-      exit_.code = WEXITSTATUS(status);
-    } else if (WIFSIGNALED(status)) {
-      exit_.signal = WTERMSIG(status);
-    }
-  }
+  if (done == pid_) record_exit(status);
   return false;
+}
+
+void WorkerProcess::record_exit(int status) {
+  reaped_ = true;
+  if (WIFEXITED(status)) {
+    exit_.exited = true;
+    exit_.code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    exit_.signal = WTERMSIG(status);
+  }
 }
 
 void WorkerProcess::read_output_once() {
@@ -277,13 +279,7 @@ WorkerProcess::Exit WorkerProcess::wait() {
   int status = 0;
   while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
-  reaped_ = true;
-  if (WIFEXITED(status)) {
-    exit_.exited = true;
-    exit_.code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    exit_.signal = WTERMSIG(status);
-  }
+  record_exit(status);
   return exit_;
 }
 

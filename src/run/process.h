@@ -22,6 +22,12 @@
 
 namespace cudojo {
 
+// The last `bytes` of a worker's text (its output, a tool's log) behind "...", for a message that
+// quotes what it said last.
+inline std::string last_part(const std::string& text, std::size_t bytes) {
+  return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
+}
+
 class WorkerProcess {
  public:
   using Clock = std::chrono::steady_clock;
@@ -75,6 +81,7 @@ class WorkerProcess {
 
  private:
   void drain_output(int timeout_ms);
+  void record_exit(int status);  // from waitpid's status
   void read_output_once();
 
   pid_t pid_ = -1;

@@ -22,10 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string tail(const std::string& text, std::size_t bytes) {
-  return text.size() <= bytes ? text : "..." + text.substr(text.size() - bytes);
-}
-
 // A file a tool writes its log into, removed when it goes out of scope.
 class ToolLog {
  public:
@@ -220,7 +216,7 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
       std::ofstream(std::string(keep) + "/" + tool->name + "-" + file_name + ".txt") << log;
     }
     if (log.find("COMPUTE-SANITIZER") == std::string::npos && log.find("=========") == std::string::npos) {
-      outcome.summary.note = fmt::format("{} produced no report: {}", tool->name, tail(log, 300));
+      outcome.summary.note = fmt::format("{} produced no report: {}", tool->name, last_part(log, 300));
       outcome.summary.tools.push_back({tool->name, 0, tool->seconds});
       continue;
     }
