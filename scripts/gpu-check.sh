@@ -77,23 +77,7 @@ for file in tests/submissions/*/*.cu; do
   stage=$(basename "$(dirname "$file")" | sed 's/-/\//')
   expectation=$(head -1 "$file" | sed 's|^// expect: ||')
   report=$($cudojo check "$stage" "$file" --json)
-  result=$(EXPECT="$expectation" python3 -c '
-import json, os, sys
-r = json.load(sys.stdin)
-want = dict(kv.split("=", 1) for kv in os.environ["EXPECT"].replace(" output=", "\toutput=").replace(" ", "\t").split("\t") if "=" in kv)
-codes = [f["code"] for f in r["findings"]]
-problems = []
-if r["verdict"] != want["verdict"]: problems.append("verdict")
-if "finding" in want:
-    code, _, line = want["finding"].partition("@")
-    lines = [f.get("line") for f in r["findings"] if f["code"] == code]
-    if not lines: problems.append("finding " + code)
-    elif line and int(line) not in lines: problems.append("%s at line %s, not %s" % (code, line, lines))
-if "error" in want and r.get("error_name") != want["error"]: problems.append("error %s" % r.get("error_name"))
-if "output" in want and want["output"] not in r["output"]["captured"]: problems.append("output")
-got = r["verdict"] + ("(" + ",".join(f["code"] + ("@%d" % f["line"] if f.get("line") else "") for f in r["findings"]) + ")" if codes else "")
-print("%s %s" % (got, "ok" if not problems else "MISMATCH: " + "; ".join(problems)))
-' <<<"$report")
+  result=$(python3 scripts/lib/check_expectation.py "$expectation" <<<"$report")
   printf '%-42s %-22s %s\n' "${file#tests/submissions/}" "$(echo "$expectation" | cut -d' ' -f1 | cut -d= -f2)" "$result"
   case "$result" in *MISMATCH*) expect_fail "$file: $result" ;; esac
 done

@@ -2,7 +2,7 @@
 # Packs build/ for a GPU machine that has the CUDA toolkit but not our Debian libraries:
 # stripped binaries in .device-build/, and the shared libraries they need (other than glibc,
 # libstdc++ and the CUDA toolkit's) in .device-build/lib, found there through $ORIGIN/lib.
-# Then, on the GPU machine: CUDOJO_BUILD=.device-build scripts/gpu-check.sh
+# Then, on the GPU machine: CUDOJO_BUILD=.device-build scripts/gpu-check.sh (and languages-check.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .device-build
@@ -16,4 +16,6 @@ ldd build/cudojo | awk '/=> \// {print $3}' | while read -r library; do
     *) cp -L "$library" .device-build/lib/ ;;
   esac
 done
+# The Python and Rust kernels, compiled here: the GPU machine needs neither Numba nor rustc.
+CUDOJO_BUILD=build scripts/build-language-jobs.sh .device-build/language-jobs
 du -sh .device-build

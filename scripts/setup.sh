@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
           libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcpp-httplib-dev libcmark-gfm-dev
-          chromium clang-format)
+          chromium clang-format
+          # Python (Numba) and Rust (nvptx64) kernels, compiled inside bubblewrap's sandbox.
+          python3 python3-numba rustc-web rust-web-src bubblewrap)
 # Node.js runs the browser test and installs the page's packages; the machine may already have it.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
@@ -33,3 +35,6 @@ npm ci --prefix web --no-audit --no-fund --loglevel=error --fetch-retries=2 --fe
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCUDAToolkit_ROOT="$cuda_root" \
   -DCMAKE_CUDA_COMPILER="$cuda_root/bin/nvcc"
 cmake --build build -j "$(nproc)"
+
+# Rust's core for nvptx64, built once per machine (20-30 s) so no learner's first check waits for it.
+build/cudojo toolchains

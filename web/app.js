@@ -3,7 +3,7 @@
 // lesson, rendered server-side by cmark-gfm in safe mode.
 "use strict";
 
-const state = { stages: [], stage: null, jobId: null, events: null, marks: [] };
+const state = { stages: [], stage: null, language: "cuda", jobId: null, events: null, marks: [] };
 const $ = (selector) => document.querySelector(selector);
 
 function el(tag, attributes = {}, ...children) {
@@ -62,6 +62,72 @@ $("#signin").addEventListener("submit", async (event) => {
   }
 });
 
+// ---- Languages -------------------------------------------------------------------------------
+
+// A stage's kernel can be written in any language the stage has a starter in (stage.languages).
+// What we know without the server: the order of the switch, short tags for the history and the
+// names of languages a stage no longer offers (an old job in the history).
+const LANGUAGE_ORDER = ["cuda", "python", "rust"];
+const KNOWN_LANGUAGES = {
+  cuda: { name: "CUDA C++", tag: "cu", editor_mode: "text/x-c++src" },
+  python: { name: "Python (Numba)", tag: "py", editor_mode: "python" },
+  rust: { name: "Rust (nvptx64)", tag: "rs", editor_mode: "rust" },
+};
+
+// The languages of a stage; a server without the field offers CUDA only.
+function stageLanguages(stage) {
+  if (stage.languages && Object.keys(stage.languages).length) return stage.languages;
+  return { cuda: { ...KNOWN_LANGUAGES.cuda, signature: stage.signature, starter: stage.starter, extension: ".cu" } };
+}
+
+function languageIds(stage) {
+  const ids = Object.keys(stageLanguages(stage));
+  const rank = (id) => (LANGUAGE_ORDER.includes(id) ? LANGUAGE_ORDER.indexOf(id) : LANGUAGE_ORDER.length);
+  return ids.sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+function currentLanguage() {
+  return stageLanguages(state.stage)[state.language];
+}
+
+function languageName(id) {
+  const offered = state.stage && stageLanguages(state.stage)[id];
+  return (offered && offered.name) || (KNOWN_LANGUAGES[id] && KNOWN_LANGUAGES[id].name) || id;
+}
+
+// "cu", "py", "rs": from the table above, else from the file extension the server names.
+function languageTag(id) {
+  if (KNOWN_LANGUAGES[id]) return KNOWN_LANGUAGES[id].tag;
+  const offered = state.stage && stageLanguages(state.stage)[id];
+  return offered && offered.extension ? offered.extension.replace(/^\./, "") : id;
+}
+
+function languageBadge(id) {
+  return el("abbr", { class: `lang-tag lang-${id}`, "data-language": id, title: languageName(id) }, languageTag(id));
+}
+
+// localStorage keys: one draft per stage and language; the language last chosen per stage and
+// anywhere. Drafts from before languages existed (cudojo.draft.STAGE) become the CUDA drafts.
+const draftKey = (stageId, language) => `cudojo.draft.${stageId}.${language}`;
+const stageLanguageKey = (stageId) => `cudojo.language.${stageId}`;
+const LAST_LANGUAGE_KEY = "cudojo.language";
+
+function migrateDraft(stageId) {
+  const old = localStorage.getItem(`cudojo.draft.${stageId}`);
+  if (old === null) return;
+  if (localStorage.getItem(draftKey(stageId, "cuda")) === null) localStorage.setItem(draftKey(stageId, "cuda"), old);
+  localStorage.removeItem(`cudojo.draft.${stageId}`);
+}
+
+// The language a stage opens in: the one last chosen there, else the last chosen anywhere, else CUDA.
+function defaultLanguage(stage) {
+  const offered = languageIds(stage);
+  for (const wanted of [localStorage.getItem(stageLanguageKey(stage.id)), localStorage.getItem(LAST_LANGUAGE_KEY), "cuda"]) {
+    if (wanted && offered.includes(wanted)) return wanted;
+  }
+  return offered[0];
+}
+
 // ---- Stages and lesson -----------------------------------------------------------------------
 
 const editor = CodeMirror(document.getElementById("editor"), {
@@ -72,11 +138,48 @@ const editor = CodeMirror(document.getElementById("editor"), {
 });
 window.cudojoEditor = editor;  // for the browser test and for curious learners
 editor.on("change", () => {
-  if (state.stage) localStorage.setItem(`cudojo.draft.${state.stage.id}`, editor.getValue());
+  // Whatever the editor holds is the draft of the current stage and language; the starter itself
+  // is not kept, so a stage whose starter changes on the server shows the new one.
+  if (!state.stage) return;
+  const key = draftKey(state.stage.id, state.language);
+  const text = editor.getValue();
+  if (text === currentLanguage().starter) localStorage.removeItem(key);
+  else localStorage.setItem(key, text);
+});
+
+function renderLanguageSwitch(stage) {
+  $("#language").replaceChildren(
+    ...languageIds(stage).map((id) => el("option", { value: id }, stageLanguages(stage)[id].name || languageName(id))));
+}
+
+// Shows `language` in the editor: its mode, its signature and its draft (or starter). `text`, when
+// given, replaces the draft (a job opened from the history). `remember` records the choice.
+function showLanguage(language, { text = null, remember = false } = {}) {
+  const info = stageLanguages(state.stage)[language];
+  if (!info) return false;
+  clearMarks();
+  state.language = language;
+  $("#language").value = language;
+  $("#workbench").dataset.language = language;
+  editor.setOption("mode", info.editor_mode || (KNOWN_LANGUAGES[language] || {}).editor_mode || null);
+  $("#signature").textContent = info.signature || "";
+  editor.setValue(text ?? localStorage.getItem(draftKey(state.stage.id, language)) ?? info.starter ?? "");
+  editor.clearHistory();  // undo stays within one language's text
+  renderDriver(state.stage);
+  if (remember) {
+    localStorage.setItem(stageLanguageKey(state.stage.id), language);
+    localStorage.setItem(LAST_LANGUAGE_KEY, language);
+  }
+  return true;
+}
+
+$("#language").addEventListener("change", (event) => {
+  if (state.stage) showLanguage(event.target.value, { remember: true });
 });
 
 async function loadStages() {
   state.stages = await api("/api/stages");
+  for (const stage of state.stages) migrateDraft(stage.id);
   const nav = $("#stages");
   nav.replaceChildren(
     ...state.stages.map((stage) =>
@@ -96,10 +199,9 @@ async function selectStage(id) {
   const lesson = $("#lesson");
   lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
   $("#workbench").hidden = false;
-  $("#signature").textContent = stage.signature;
-  editor.setValue(localStorage.getItem(`cudojo.draft.${stage.id}`) || stage.starter);
-  clearMarks();
-  renderDriver(stage);
+  migrateDraft(stage.id);
+  renderLanguageSwitch(stage);
+  showLanguage(defaultLanguage(stage));
   $("#tab-result").replaceChildren(el("p", { class: "muted" }, "Run your kernel to see the verdict here."));
   $("#tab-metrics").replaceChildren(el("p", { class: "muted" }, "No timing yet."));
   $("#status").textContent = "";
@@ -107,7 +209,7 @@ async function selectStage(id) {
 }
 
 $("#reset").addEventListener("click", () => {
-  if (state.stage) editor.setValue(state.stage.starter);
+  if (state.stage) editor.setValue(currentLanguage().starter || "");
 });
 
 // ---- Tabs ------------------------------------------------------------------------------------
@@ -125,7 +227,8 @@ for (const button of document.querySelectorAll(".tabs button")) {
 function renderDriver(stage) {
   const tests = stage.tests || {};
   $("#tab-driver").replaceChildren(
-    el("p", {}, el("strong", {}, "Kernel: "), el("span", { class: "mono" }, stage.signature)),
+    el("p", {}, el("strong", {}, "Kernel: "), languageBadge(state.language), " ",
+       el("span", { class: "mono" }, (stageLanguages(stage)[state.language] || {}).signature || stage.signature)),
     el("p", {}, el("strong", {}, "Launch: "), stage.launch_text),
     el("p", {}, el("strong", {}, "What the host does: "), stage.driver),
     tests.sizes && tests.sizes.length
@@ -161,7 +264,7 @@ async function run() {
   try {
     const job = await api("/api/jobs", {
       method: "POST",
-      body: JSON.stringify({ stage: state.stage.id, source: editor.getValue() }),
+      body: JSON.stringify({ stage: state.stage.id, source: editor.getValue(), language: state.language }),
     });
     state.jobId = job.id;
     $("#status").textContent = describeProgress(job);
@@ -245,14 +348,20 @@ function showReport(report) {
     box.replaceChildren(el("p", { class: "muted" }, "No report."));
     return;
   }
-  const parts = [el("p", {}, el("span", { class: `verdict ${report.verdict}` }, report.verdict), " ", report.message || "")];
+  const language = report.language || "cuda";
+  // Lines are marked only in the text the report is about: same stage, same language.
+  const here = (!report.stage || !state.stage || report.stage === state.stage.id) && language === state.language;
+  const mark = (line) => { if (here) markLine(line); };
+  const parts = [el("p", {}, el("span", { class: `verdict ${report.verdict}` }, report.verdict), " ", report.message || ""),
+                 el("p", { class: "judged-language", "data-language": language },
+                    "Language: ", languageBadge(language), " ", languageName(language))];
   if (report.error_name) parts.push(el("p", {}, "CUDA error: ", el("code", {}, report.error_name)));
   const compile = report.compile || {};
   if (compile.ok === false && compile.diagnostics && compile.diagnostics.length) {
     parts.push(el("h3", {}, "Compiler"));
     const list = el("ul", { class: "diagnostics" });
     for (const diagnostic of compile.diagnostics) {
-      markLine(diagnostic.line);
+      mark(diagnostic.line);
       list.append(el("li", {}, lineLink(diagnostic.line), diagnostic.line ? ": " : "",
                      `${diagnostic.severity}: ${diagnostic.message}`));
     }
@@ -261,7 +370,7 @@ function showReport(report) {
   if (report.findings && report.findings.length) {
     parts.push(el("h3", {}, "Findings"));
     for (const finding of report.findings) {
-      markLine(finding.line);
+      mark(finding.line);
       parts.push(el("p", { class: "finding" }, el("code", {}, finding.code), " ", lineLink(finding.line), " ", finding.message));
     }
   }
@@ -350,18 +459,23 @@ async function loadHistory() {
     return;
   }
   box.replaceChildren(el("table", {},
-    el("tr", {}, el("th", {}, "job"), el("th", {}, "submitted"), el("th", {}, "verdict"), el("th", {}, "median"), el("th", {}, "")),
-    ...history.jobs.map((job) => el("tr", {},
-      el("td", {}, `#${job.id}`), el("td", {}, new Date(job.created_at * 1000).toLocaleString()),
+    el("tr", {}, el("th", {}, "job"), el("th", {}, "language"), el("th", {}, "submitted"), el("th", {}, "verdict"), el("th", {}, "median"), el("th", {}, "")),
+    ...history.jobs.map((job) => el("tr", { "data-job": job.id, "data-language": job.language || "cuda" },
+      el("td", {}, `#${job.id}`), el("td", {}, languageBadge(job.language || "cuda")),
+      el("td", {}, new Date(job.created_at * 1000).toLocaleString()),
       el("td", {}, job.verdict ? el("span", { class: `verdict ${job.verdict}` }, job.verdict) : job.state),
       el("td", { class: "num" }, job.report && job.report.metrics && job.report.metrics.time_ms ? `${job.report.metrics.time_ms.median.toFixed(4)} ms` : ""),
-      el("td", {}, el("button", { class: "secondary", onclick: () => openJob(job.id) }, "open"))))));
+      el("td", {}, el("button", { class: "secondary", onclick: () => openJob(job.id),
+                                  "aria-label": `open job ${job.id} (${languageName(job.language || "cuda")})` }, "open"))))));
 }
 
 async function openJob(id) {
   const job = await api(`/api/jobs/${id}`);
-  editor.setValue(job.source);
-  if (job.report) showReport(job.report);
+  // The editor switches to the job's language and its source becomes that language's draft.
+  if (!showLanguage(job.language || "cuda", { text: job.source, remember: true })) {
+    $("#status").textContent = `job #${job.id} is in ${languageName(job.language)}, which this stage no longer offers`;
+  }
+  if (job.report) showReport({ language: job.language, ...job.report });
 }
 
 showLearner();

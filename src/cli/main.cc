@@ -13,14 +13,18 @@
 #include <sstream>
 
 #include "common/environment.h"
+#include "compile/frontend.h"
 #include "compile/nvrtc_compiler.h"
+#include "compile/sandbox.h"
 #include "gate/calibration.h"
 #include "gpu/gpu.h"
 #include "lab/lab.h"
+#include "run/build.h"
 #include "run/judge.h"
 #include "run/protocol.h"
 #include "serve/server.h"
 #include "stage/contract_info.h"
+#include "stage/language.h"
 #include "stage/stage.h"
 #include "stage/stage_json.h"
 
@@ -55,14 +59,45 @@ int cmd_stages(const std::vector<Stage>& course, bool json) {
   return 0;
 }
 
-int cmd_show(const Stage& stage, bool json) {
+Language require_language(const std::string& word) {
+  if (auto language = parse_language(word)) return *language;
+  throw UsageError(fmt::format("no language '{}'; the course's languages are {}", word, language_list()));
+}
+
+// The language of a submission: --lang when given, else the file's extension.
+Language language_of(const std::string& path, const std::string& lang_option) {
+  if (!lang_option.empty()) return require_language(lang_option);
+  if (auto language = language_from_path(path)) return *language;
+  throw UsageError(fmt::format(
+      "cannot tell the language of '{}' from its name: use .cu (CUDA C++), .py (Python with Numba) or .rs "
+      "(Rust), or pass --lang {{{}}}",
+      path, language_list()));
+}
+
+// course/languages/<language>.md: how kernels look in that language, the names it offers, and what
+// the judge refuses.
+std::string language_notes(const std::filesystem::path& course_dir, Language language) {
+  std::ifstream in(course_dir / "languages" / (std::string(to_string(language)) + ".md"));
+  if (!in) return "";
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int cmd_show(const Stage& stage, Language language, const std::filesystem::path& course_dir, bool json) {
   if (json) {
-    std::cout << stage_description_json(stage).dump(2) << "\n";
+    // The same object the server's /api/stages/ID gives; --lang picks the signature and starter.
+    nlohmann::json description = stage_description_json(stage);
+    description["signature"] = describe_signature(stage, language);
+    if (const std::string* starter = stage.starter(language)) description["starter"] = *starter;
+    std::cout << description.dump(2) << "\n";
     return 0;
   }
+  const std::string extension(source_extension(language));
   std::cout << fmt::format("{}  ({})  {}\n\n", stage.id, stage.slug_id(), stage.title);
   std::cout << stage.lesson_markdown << "\n";
-  std::cout << "## The kernel you write\n\n    " << describe_signature(stage) << "\n\n";
+  std::cout << fmt::format("## The kernel you write ({})\n\n    {}\n\n", display_name(language),
+                           describe_signature(stage, language));
   std::cout << "## Launch\n\n    " << describe_launch(stage) << "\n\n";
   std::cout << "## What the driver checks\n\n" << find_contract_info(stage.contract)->driver << "\n";
   if (!stage.test_sizes.empty()) {
@@ -73,9 +108,29 @@ int cmd_show(const Stage& stage, bool json) {
     std::cout << fmt::format("\nRepeats: {}.\n", stage.runs);
   }
   std::cout << "\n## Gate\n\n    " << describe_gate(stage) << "\n\n";
-  std::cout << fmt::format("Start with:  cudojo starter {} > mine.cu && cudojo check {} mine.cu\n", stage.id,
-                           stage.id);
+  if (language != Language::kCuda) {
+    const std::string notes = language_notes(course_dir, language);
+    if (!notes.empty()) std::cout << notes << "\n";
+  }
+  const std::string lang_flag =
+      language == Language::kCuda ? "" : fmt::format(" --lang {}", to_string(language));
+  std::cout << fmt::format("Start with:  cudojo starter {}{} > mine{} && cudojo check {} mine{}\n", stage.id,
+                           lang_flag, extension, stage.id, extension);
+  std::cout << "Other languages: --lang cuda | python | rust\n";
   return 0;
+}
+
+SubmissionBuild read_build_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(fmt::format("cannot read the build file '{}'", path));
+  nlohmann::json parsed = nlohmann::json::parse(in, nullptr, false);
+  if (parsed.is_discarded())
+    throw UsageError(fmt::format("'{}' is not JSON, so not a cudojo build file", path));
+  try {
+    return parsed.get<SubmissionBuild>();
+  } catch (const std::exception& error) {
+    throw UsageError(fmt::format("{}: {}", path, error.what()));
+  }
 }
 
 std::string read_submission(const std::string& path, std::size_t limit) {
@@ -86,6 +141,81 @@ std::string read_submission(const std::string& path, std::size_t limit) {
   std::vector<char> buffer(limit + 1);
   in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
   return std::string(buffer.data(), static_cast<std::size_t>(in.gcount()));
+}
+
+int cmd_build(const Stage& stage, const std::string& file, Language language, const std::string& arch,
+              const std::string& output, bool json) {
+  BuildRequest request;
+  request.stage = &stage;
+  request.language = language;
+  request.source = read_submission(file, request.limits.max_source_bytes);
+  request.file_name = sanitize_file_name(file);
+  request.arch = arch.empty() ? "sm_90" : arch;
+  request.cuda_include_dir = default_cuda_include_dir();
+  const SubmissionBuild build = build_submission(request);
+  const nlohmann::json written = build;
+  {
+    std::ofstream out(output, std::ios::binary);
+    out << written.dump() << "\n";
+    if (!out) throw UsageError(fmt::format("cannot write '{}'", output));
+  }
+  if (json) {
+    nlohmann::json summary = {{"output", output},
+                              {"stage", build.stage},
+                              {"language", to_string(build.language)},
+                              {"compile", written.at("compile")},
+                              {"counted", build.counted.has_value()},
+                              {"counted_note", build.counted_note}};
+    if (build.submission) {
+      summary["format"] = to_string(build.submission->format);
+      summary["abi"] = to_string(build.submission->abi);
+      summary["entry"] = build.submission->lowered_name;
+    }
+    std::cout << summary.dump(2) << "\n";
+  } else if (build.compile.ok) {
+    std::cout << fmt::format(
+        "built {} ({}) for {} {}: {} {} bytes, entry {}, barrier-check build {}; {:.0f} ms\n"
+        "run it on a GPU machine with:  cudojo check {} --build {}\n",
+        build.file_name, display_name(language), stage.id, request.arch, to_string(build.submission->format),
+        build.submission->image.size(), build.submission->lowered_name,
+        build.counted ? "made" : "not made: " + build.counted_note, build.compile.compile_ms, stage.id,
+        output);
+  } else {
+    std::cout << build.compile.log << (build.compile.log.ends_with("\n") ? "" : "\n");
+    std::cout << fmt::format(
+        "{} did not compile; {} still records that, and `cudojo check --build` reports it\n", build.file_name,
+        output);
+  }
+  return build.compile.ok ? 0 : 1;
+}
+
+// What each language needs on this machine, and the one-time preparation (Rust's core for nvptx64,
+// 20-30 s) so that the first Rust check does not pay for it.
+int cmd_toolchains(const std::string& arch, bool json) {
+  nlohmann::json status = nlohmann::json::object();
+  status["cuda"] = {{"ok", true}, {"compiler", "NVRTC " + nvrtc_version()}};
+  const bool sandbox = !find_bubblewrap().empty();
+  const bool python = std::filesystem::exists("/usr/bin/python3") &&
+                      std::filesystem::exists("/usr/lib/python3/dist-packages/numba");
+  status["python"] = {{"ok", sandbox && python},
+                      {"compiler", python ? "Debian's python3-numba" : "missing: apt install python3-numba"}};
+  std::string error;
+  const auto sysroot = sandbox ? prepare_rust_sysroot(arch.empty() ? "sm_90" : arch, error) : std::nullopt;
+  status["rust"] = {{"ok", sysroot.has_value()},
+                    {"compiler", sysroot ? "Debian's rustc, core for nvptx64 in " + *sysroot : error}};
+  status["sandbox"] = {{"ok", sandbox},
+                       {"bubblewrap", sandbox ? find_bubblewrap() : "missing: apt install bubblewrap"}};
+  if (json) {
+    std::cout << status.dump(2) << "\n";
+  } else {
+    for (const auto& [name, entry] : status.items()) {
+      std::cout << fmt::format("{:<8} {:<8} {}\n", name, entry["ok"].get<bool>() ? "ok" : "MISSING",
+                               entry.contains("compiler") ? entry["compiler"] : entry["bubblewrap"]);
+    }
+  }
+  bool all = true;
+  for (const auto& [name, entry] : status.items()) all = all && entry["ok"].get<bool>();
+  return all ? 0 : 1;
 }
 
 int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plot_file) {
@@ -219,8 +349,9 @@ int main(int argc, char** argv) {
       "cudojo: learn and prove CUDA kernel skills. Take a stage, edit its kernel, and check it on the GPU:\n"
       "  cudojo stages                        list the track\n"
       "  cudojo show reduction/3              lesson, kernel signature, launch, checks, gate\n"
-      "  cudojo starter reduction/3 > mine.cu the starter kernel\n"
-      "  cudojo check reduction/3 mine.cu     compile, run, check, time, gate, explain\n"
+      "  cudojo starter reduction/3 > mine.cu the starter kernel (--lang python or rust for the others)\n"
+      "  cudojo check reduction/3 mine.cu     compile, run, check, time, gate, explain (.cu, .py, .rs)\n"
+      "  cudojo build reduction/3 mine.py     compile only, for `cudojo check --build` on a GPU machine\n"
       "Exit codes: 0 accepted, 1 any other verdict on your kernel, 2 usage error, no GPU, or judge failure."};
   app.require_subcommand(1);
   {
@@ -242,8 +373,14 @@ int main(int argc, char** argv) {
   show->add_option("stage", stage_id, "Stage id (reduction/3) or alias (reduction/block-tree)")->required();
   show->add_flag("--json", json, "Print JSON instead of text");
 
-  auto* starter = app.add_subcommand("starter", "Print the stage's starter kernel, a complete .cu file");
+  std::string lang_option;
+  const std::string lang_help = "Language: cuda (CUDA C++, the default), python (Numba) or rust (nvptx64)";
+  show->add_option("--lang", lang_option, lang_help);
+
+  auto* starter =
+      app.add_subcommand("starter", "Print the stage's starter kernel, a complete file in the language");
   starter->add_option("stage", stage_id, "Stage id or alias")->required();
+  starter->add_option("--lang", lang_option, lang_help);
 
   std::string file;
   std::string arch;
@@ -251,10 +388,17 @@ int main(int argc, char** argv) {
   std::string colour = "auto";
   auto* check = app.add_subcommand(
       "check",
-      "Judge a kernel: compile with NVRTC, run in a separate worker process on the GPU under the stage's "
-      "driver, check against adversarial tests, time against the reference, apply the gate, explain.");
+      "Judge a kernel: compile it (NVRTC for .cu; Numba for .py and rustc for .rs, in a sandbox), run it in "
+      "a "
+      "separate worker process on the GPU under the stage's driver, check against adversarial tests, time "
+      "against the reference, apply the gate, explain.");
   check->add_option("stage", stage_id, "Stage id or alias")->required();
-  check->add_option("file", file, "Your .cu file holding the stage's kernel")->required();
+  std::string build_file;
+  auto* file_option = check->add_option("file", file, "Your kernel: a .cu, .py or .rs file");
+  auto* build_option = check->add_option(
+      "--build", build_file, "Run a build made by `cudojo build` instead of compiling a file here");
+  file_option->excludes(build_option);
+  check->add_option("--lang", lang_option, lang_help + " (default: from the file's extension)");
   check->add_flag("--json", json, "Print one JSON object (the report) instead of the table");
   check->add_option("--arch", arch,
                     "Compile for this architecture (default: the GPU's own, sm_90 without one)");
@@ -273,6 +417,26 @@ int main(int argc, char** argv) {
       ->add_option("--color", colour,
                    "Colour in the text report: auto (default; honours NO_COLOR), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+
+  std::string build_output;
+  auto* build = app.add_subcommand(
+      "build",
+      "Compile a kernel for one architecture without running it (no GPU needed) and write everything a GPU "
+      "machine needs to judge it: then `cudojo check STAGE --build FILE` there. Python and Rust are compiled "
+      "to PTX, so the GPU machine needs neither Numba nor rustc.");
+  build->add_option("stage", stage_id, "Stage id or alias")->required();
+  build->add_option("file", file, "Your kernel: a .cu, .py or .rs file")->required();
+  build->add_option("-o,--output", build_output, "The build file to write (default: FILE with .build)");
+  build->add_option("--lang", lang_option, lang_help + " (default: from the file's extension)");
+  build->add_option("--arch", arch, "Architecture to build for (default: sm_90)");
+  build->add_flag("--json", json, "Print a JSON summary instead of text");
+
+  auto* toolchains = app.add_subcommand(
+      "toolchains",
+      "Say which languages this machine can compile (CUDA C++ always; Python needs python3-numba, Rust needs "
+      "rustc-web and rust-web-src, both need bubblewrap) and prepare Rust's core for nvptx64 once");
+  toolchains->add_option("--arch", arch, "Architecture to prepare for (default: sm_90)");
+  toolchains->add_flag("--json", json, "Print JSON");
 
   ServeSettings serve_settings;
   serve_settings.data_dir = default_data_dir();
@@ -326,6 +490,7 @@ int main(int argc, char** argv) {
 
   try {
     if (*lab_command) return cmd_lab(lab_what, json, lab_csv, lab_plot);
+    if (*toolchains) return cmd_toolchains(arch, json);
     const auto course = load_course(course_dir);
     if (calibration_dir.empty()) calibration_dir = default_calibration_dir(course_dir);
     if (*calibrate) return cmd_calibrate(course, calibration_dir);
@@ -335,16 +500,41 @@ int main(int argc, char** argv) {
       return run_server(course, serve_settings);
     }
     const Stage& stage = require_stage(course, stage_id);
-    if (*show) return cmd_show(stage, json);
+    if (*show)
+      return cmd_show(stage, lang_option.empty() ? Language::kCuda : require_language(lang_option),
+                      course_dir, json);
     if (*starter) {
-      std::cout << stage.starter_source;
+      const Language language = lang_option.empty() ? Language::kCuda : require_language(lang_option);
+      const std::string* text = stage.starter(language);
+      if (!text) throw UsageError(fmt::format("{} has no {} starter", stage.id, display_name(language)));
+      std::cout << *text;
       return 0;
+    }
+    if (*build) {
+      const Language language = language_of(file, lang_option);
+      if (build_output.empty())
+        build_output = std::filesystem::path(file).replace_extension(".build").string();
+      return cmd_build(stage, file, language, arch, build_output, json);
     }
 
     CheckRequest request;
     request.stage = &stage;
-    request.source = read_submission(file, request.workers.limits.max_source_bytes);
-    request.file_name = sanitize_file_name(file);
+    if (!build_file.empty()) {
+      SubmissionBuild prebuilt = read_build_file(build_file);
+      if (prebuilt.stage != stage.id) {
+        throw UsageError(fmt::format("{} was built for {}, not {}", build_file, prebuilt.stage, stage.id));
+      }
+      request.language = prebuilt.language;
+      request.source = prebuilt.source;
+      request.file_name = prebuilt.file_name;
+      request.build = std::move(prebuilt);
+    } else {
+      if (file.empty())
+        throw UsageError("check needs your kernel's file (or --build FILE from `cudojo build`)");
+      request.language = language_of(file, lang_option);
+      request.source = read_submission(file, request.workers.limits.max_source_bytes);
+      request.file_name = sanitize_file_name(file);
+    }
     if (!arch.empty()) request.arch = arch;
     if (*seed_option) request.seed = seed;
     request.workers.sanitize = !no_sanitize;

@@ -42,6 +42,10 @@ struct JudgeLimits {
   // at most this much longer before ncu is used instead. Below the phase floor, so a slow set-up
   // can never become the learner's time_limit_exceeded.
   double profiler_setup_wait_ms = 2'000;
+  // A Python or Rust compile in its sandbox (compile/sandbox.h): wall clock (CPU time is capped at
+  // the same), and address space (LLVM reserves far more than it touches).
+  double frontend_budget_ms = 60'000;
+  std::uint64_t frontend_memory_bytes = 6ull << 30;
 };
 
 inline constexpr JudgeLimits kDefaultLimits{};

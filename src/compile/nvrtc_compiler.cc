@@ -242,10 +242,10 @@ CompileResult compile_kernel(const CompileRequest& request) {
     }
     std::size_t cubin_size = 0;
     if (nvrtcGetCUBINSize(program.get(), &cubin_size) == NVRTC_SUCCESS && cubin_size > 0) {
-      result.cubin.resize(cubin_size);
-      nvrtcGetCUBIN(program.get(), result.cubin.data());
+      result.image.resize(cubin_size);
+      nvrtcGetCUBIN(program.get(), result.image.data());
     }
-    result.ok = !result.lowered_name.empty() && !result.cubin.empty();
+    result.ok = !result.lowered_name.empty() && !result.image.empty();
     if (!result.ok) {
       result.diagnostics.push_back({request.file_name, 0, "error",
                                     fmt::format("NVRTC produced no kernel named {}", request.kernel_name)});

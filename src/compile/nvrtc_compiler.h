@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "compile/kernel_image.h"
 
 namespace cudojo {
 
@@ -38,8 +39,11 @@ struct CompileResult {
   bool ok = false;
   std::string log;  // NVRTC's log (capped), or the judge's own refusal
   std::vector<Diagnostic> diagnostics;
-  std::vector<char> cubin;
-  std::string lowered_name;  // the symbol to load: "reduce" or its mangled C++ name
+  std::vector<char> image;  // what the GPU loads; PTX text ends with a NUL
+  ImageFormat format = ImageFormat::kCubin;
+  ParameterAbi abi = ParameterAbi::kPlain;
+  std::string lowered_name;   // the symbol to load: "reduce" or its mangled C++ name
+  int source_file_index = 1;  // PTX: the `.file` number of the learner's lines
   double compile_ms = 0;
 };
 

@@ -31,7 +31,7 @@ constexpr const char* kGoodKernel =
 TEST(Nvrtc, CompilesAKernelToCubinWithItsLoweredName) {
   auto result = compile_kernel(accumulator_request(kGoodKernel));
   ASSERT_TRUE(result.ok) << result.log;
-  EXPECT_FALSE(result.cubin.empty());
+  EXPECT_FALSE(result.image.empty());
   EXPECT_EQ(result.lowered_name, "_Z6reducePKfPfi");
 }
 
@@ -131,7 +131,7 @@ TEST(Nvrtc, FileNamesAreSanitized) {
 }
 
 bool cubin_mentions(const CompileResult& result, std::string_view text) {
-  return std::string_view(result.cubin.data(), result.cubin.size()).find(text) != std::string_view::npos;
+  return std::string_view(result.image.data(), result.image.size()).find(text) != std::string_view::npos;
 }
 
 CompileRequest counted(CompileRequest request) {

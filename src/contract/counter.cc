@@ -62,8 +62,7 @@ class CounterDriver : public ContractDriver {
   }
 
   void launch_kernel(ContractContext& context, const LoadedKernel& kernel, bool learner) {
-    int* counter = counter_.get();
-    void* args[] = {&counter};
+    const KernelArgument args[] = {KernelArgument::array(counter_.get(), 1, sizeof(int))};
     const auto& launch = context.stage.launch;
     try {
       kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
@@ -81,16 +80,16 @@ class CounterDriver : public ContractDriver {
 
   TimedKernel timed(ContractContext& context, const LoadedKernel& kernel, bool learner) {
     const auto& launch = context.stage.launch;
-    return TimedKernel{[this, &context] {
-                         CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
-                       },
-                       [this, &context, &kernel, launch] {
-                         int* counter = counter_.get();
-                         void* args[] = {&counter};
-                         kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block),
-                                       launch.dynamic_shared_bytes, args, context.gpu.stream());
-                       },
-                       learner};
+    return TimedKernel{
+        [this, &context] {
+          CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
+        },
+        [this, &context, &kernel, launch] {
+          const KernelArgument args[] = {KernelArgument::array(counter_.get(), 1, sizeof(int))};
+          kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block),
+                        launch.dynamic_shared_bytes, args, context.gpu.stream());
+        },
+        learner};
   }
 
   DeviceBuffer<int> counter_;

@@ -90,10 +90,10 @@ class FloatSumDriver : public ContractDriver {
                                 context.gpu.stream()));
     CUDOJO_CUDA(cudaMemsetAsync(out.get(), 0, out.bytes(), context.gpu.stream()));
     context.gpu.sync_judge();
-    const float* x_pointer = x.get();
-    float* out_pointer = out.get();
-    int count = static_cast<int>(n);
-    void* args[] = {&x_pointer, &out_pointer, &count};
+    const KernelArgument args[] = {
+        KernelArgument::array(x.get(), n, sizeof(float)),
+        KernelArgument::array(out.get(), static_cast<std::int64_t>(out.count()), sizeof(float)),
+        KernelArgument::scalar(static_cast<int>(n))};
     const auto& launch = context.stage.launch;
     if (marks.before) marks.before();
     try {
@@ -156,10 +156,12 @@ class FloatSumDriver : public ContractDriver {
   }
 
   void launch_kernel(ContractContext& context, const LoadedKernel& kernel, std::int64_t n) {
-    const float* x = x_.get();
-    float* out = out_.get();
-    int count = static_cast<int>(n);
-    void* args[] = {&x, &out, &count};
+    // The arrays' lengths are what the kernel may touch (a Numba kernel sees them as X.shape[0]):
+    // the guard region and unused partial slots are not the kernel's.
+    const std::int64_t outputs = partial_ ? blocks_for(context, n) : 1;
+    const KernelArgument args[] = {KernelArgument::array(x_.get(), n, sizeof(float)),
+                                   KernelArgument::array(out_.get(), outputs, sizeof(float)),
+                                   KernelArgument::scalar(static_cast<int>(n))};
     const auto& launch = context.stage.launch;
     kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
                   args, context.gpu.stream());

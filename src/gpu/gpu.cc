@@ -62,12 +62,13 @@ std::vector<char> compile_judge_kernel(const std::string& source, const std::str
   CompileResult result = compile_kernel(request);
   if (!result.ok) throw std::runtime_error("the judge's own kernel did not compile:\n" + result.log);
   lowered = result.lowered_name;
-  return result.cubin;
+  return result.image;
 }
 
-LoadedKernel::LoadedKernel(const std::vector<char>& cubin, const std::string& symbol,
-                           int dynamic_shared_bytes) {
-  CUDOJO_CUDA(cudaLibraryLoadData(&library_, cubin.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+LoadedKernel::LoadedKernel(const std::vector<char>& image, const std::string& symbol,
+                           int dynamic_shared_bytes, ParameterAbi abi)
+    : abi_(abi) {
+  CUDOJO_CUDA(cudaLibraryLoadData(&library_, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   CUDOJO_CUDA(cudaLibraryGetKernel(&kernel_, library_, symbol.c_str()));
   const void* function = reinterpret_cast<const void*>(kernel_);
   if (dynamic_shared_bytes > 48 * 1024) {
@@ -86,6 +87,39 @@ void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void*
                           cudaStream_t stream) const {
   CUDOJO_CUDA(
       cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
+}
+
+LaidOutArguments lay_out_arguments(ParameterAbi abi, std::span<const KernelArgument> args) {
+  LaidOutArguments laid_out;
+  auto push = [&](std::uint64_t value) { laid_out.values.push_back(value); };
+  for (const KernelArgument& argument : args) {
+    if (!argument.is_array) {
+      // Little-endian: a 32-bit parameter reads the low half of its 8-byte slot.
+      push(static_cast<std::uint32_t>(argument.value));
+      continue;
+    }
+    const auto address = reinterpret_cast<std::uint64_t>(argument.data);
+    if (abi == ParameterAbi::kNumbaArrays) {
+      const auto count = static_cast<std::uint64_t>(argument.count);
+      push(0);                       // meminfo: no Python object owns device memory here
+      push(0);                       // parent
+      push(count);                   // nitems
+      push(argument.element_bytes);  // itemsize
+      push(address);                 // data
+      push(count);                   // shape[0]
+      push(argument.element_bytes);  // strides[0]: contiguous
+    } else {
+      push(address);
+    }
+  }
+  for (auto& value : laid_out.values) laid_out.pointers.push_back(&value);
+  return laid_out;
+}
+
+void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes,
+                          std::span<const KernelArgument> args, cudaStream_t stream) const {
+  LaidOutArguments laid_out = lay_out_arguments(abi_, args);
+  launch(grid, block, shared_bytes, laid_out.pointers.data(), stream);
 }
 
 std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size_t count) const {

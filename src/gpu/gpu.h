@@ -8,11 +8,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "common/cuda_check.h"
+#include "compile/kernel_image.h"
 #include "gpu/gpu_info.h"
 
 namespace cudojo {
@@ -55,17 +57,38 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-// One kernel from a cubin, loaded as a CUDA library. Shared memory is configured at load: the
-// stage's dynamic bytes are allowed, and the carveout is set to all-shared so that launching it
-// right after the poisoning kernel reuses the SM's shared memory as the poisoner left it.
+// One argument as a contract passes it, whatever the kernel's language: a device array of `count`
+// elements, or one int. The loaded kernel lays it out as its parameter ABI wants.
+struct KernelArgument {
+  static KernelArgument array(const void* data, std::int64_t count, std::size_t element_bytes) {
+    return {data, count, element_bytes, 0, true};
+  }
+  static KernelArgument scalar(int value) { return {nullptr, 0, 0, value, false}; }
+
+  const void* data;
+  std::int64_t count;
+  std::size_t element_bytes;
+  int value;
+  bool is_array;
+};
+
+// One kernel from a cubin or PTX, loaded as a CUDA library (the driver compiles PTX at load).
+// Shared memory is configured at load: the stage's dynamic bytes are allowed, and the carveout is
+// set to all-shared so that launching it right after the poisoning kernel reuses the SM's shared
+// memory as the poisoner left it.
 class LoadedKernel {
  public:
-  LoadedKernel(const std::vector<char>& cubin, const std::string& symbol, int dynamic_shared_bytes);
+  LoadedKernel(const std::vector<char>& image, const std::string& symbol, int dynamic_shared_bytes,
+               ParameterAbi abi = ParameterAbi::kPlain);
   ~LoadedKernel();
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;
 
+  // `args` point at the values of the kernel's own parameters (the judge's kernels).
   void launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args, cudaStream_t stream) const;
+  // A contract's launch, laid out for this kernel's ABI.
+  void launch(dim3 grid, dim3 block, std::size_t shared_bytes, std::span<const KernelArgument> args,
+              cudaStream_t stream) const;
   // Copies the loaded code's __device__ variable `name` (an extern "C" name) to the host, at most
   // `count` elements; empty when the code has no such variable.
   std::vector<std::uint32_t> read_global(const char* name, std::size_t count) const;
@@ -73,7 +96,16 @@ class LoadedKernel {
  private:
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
+  ParameterAbi abi_;
 };
+
+// The parameter values of one launch in `abi`'s layout, each 8 bytes wide (a 32-bit parameter
+// reads the low half), and the pointers cudaLaunchKernel wants. Plain C++, tested without a GPU.
+struct LaidOutArguments {
+  std::vector<std::uint64_t> values;
+  std::vector<void*> pointers;
+};
+LaidOutArguments lay_out_arguments(ParameterAbi abi, std::span<const KernelArgument> args);
 
 class GpuSession {
  public:

@@ -42,6 +42,7 @@ void to_json(nlohmann::json& j, const Report& report) {
   j["message"] = report.message;
   j["error_name"] = optional_json(report.error_name);
   j["gpu"] = optional_json(report.gpu);
+  j["language"] = report.language;
   j["compile"] = {{"ok", report.compile.ok},
                   {"arch", report.compile.arch},
                   {"nvrtc", report.compile.nvrtc},
@@ -121,6 +122,7 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.message = j.value("message", "");
   report.error_name = optional_from<std::string>(j, "error_name");
   report.gpu = optional_from<GpuInfo>(j, "gpu");
+  report.language = j.value("language", std::string("cuda"));
   const auto& compile = j.at("compile");
   compile.at("ok").get_to(report.compile.ok);
   report.compile.arch = compile.value("arch", "");

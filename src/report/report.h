@@ -87,6 +87,7 @@ struct Report {
   Verdict verdict = Verdict::kInternalError;
   std::string stage;
   std::string file;
+  std::string language = "cuda";  // the submission's: cuda, python or rust
   std::optional<GpuInfo> gpu;
   CompileInfo compile;
   std::vector<TestResult> tests;

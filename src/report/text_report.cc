@@ -57,7 +57,13 @@ std::string render_text(const Report& report, bool colour) {
                        report.gpu->name, report.gpu->arch, report.gpu->sm_count, report.gpu->driver,
                        report.gpu->peak_read_gbps);
   }
-  if (!report.compile.nvrtc.empty()) {
+  if (report.language == "python" || report.language == "rust") {
+    // The front end's compile to PTX; the driver compiles the PTX for the GPU when it loads it.
+    out << fmt::format("  compile  {} ({} to PTX for {}, {:.0f} ms)\n",
+                       report.compile.ok ? p.good("ok") : p.bad("failed"),
+                       report.language == "python" ? "Python via Numba" : "Rust via rustc",
+                       report.compile.arch, report.compile.compile_ms);
+  } else if (!report.compile.nvrtc.empty()) {
     out << fmt::format("  compile  {} ({}, NVRTC {}, {:.0f} ms)\n",
                        report.compile.ok ? p.good("ok") : p.bad("failed"), report.compile.arch,
                        report.compile.nvrtc, report.compile.compile_ms);

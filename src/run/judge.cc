@@ -39,6 +39,7 @@ Job make_job(const CheckRequest& request, std::uint64_t seed) {
   job.stage = *request.stage;
   job.source = request.source;
   job.file_name = request.file_name;
+  job.language = request.language;
   job.reference_source = request.stage->reference_source;
   job.arch = request.arch;
   job.arch_guess = request.arch_guess;
@@ -134,7 +135,55 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
 
   if (!prepared || !prepared->ready()) prepared.emplace(request.workers);
   const double start_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-  const Job job = make_job(request, seed);
+  Job job = make_job(request, seed);
+
+  // Python and Rust are compiled here, in the sandbox, while the workers start CUDA.
+  std::optional<SubmissionBuild> build = request.build;
+  if (!build && request.language != Language::kCuda) {
+    if (request.on_progress) request.on_progress("compile");
+    BuildRequest build_request;
+    build_request.stage = &stage;
+    build_request.language = request.language;
+    build_request.source = request.source;
+    build_request.file_name = request.file_name;
+    build_request.arch = request.arch.value_or(request.arch_guess);
+    build_request.cuda_include_dir = request.cuda_include_dir;
+    build_request.limits = request.workers.limits;
+    try {
+      build = build_submission(build_request);
+    } catch (const std::exception& error) {
+      Report report;
+      report.stage = stage.id;
+      report.file = request.file_name;
+      report.language = std::string(to_string(request.language));
+      report.seed = seed;
+      report.verdict = Verdict::kInternalError;
+      report.message =
+          fmt::format("the {} compiler could not be run: {}", display_name(request.language), error.what());
+      return finish(report);
+    }
+  }
+  if (build) {
+    if (!build->compile.ok) {
+      Report report;
+      report.stage = stage.id;
+      report.file = build->file_name;
+      report.language = std::string(to_string(build->language));
+      report.seed = seed;
+      report.verdict = Verdict::kCompileError;
+      report.compile = build->compile;
+      report.message = "the submission did not compile";
+      report.timings_ms["compile"] = build->compile.compile_ms;
+      return finish(report);
+    }
+    job.language = build->language;
+    job.file_name = build->file_name;
+    job.source = build->source;
+    job.submission_build = build->submission;
+    job.counted_build = build->counted;
+    if (build->language == Language::kCuda)
+      job.arch = build->compile.arch;  // a cubin runs on its own arch only
+  }
   Job tool_job = job;
   tool_job.mode = WorkerMode::kSanitize;
   SanitizerPass* sanitizers = prepared->sanitizers();
@@ -193,6 +242,17 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
   }
   Report report = decide(input);
   report.timings_ms["start_workers"] = start_ms;
+  report.language = std::string(to_string(job.language));
+  if (build) {
+    // The worker only loaded what was compiled here: the compile's own record is this one.
+    // A build the GPU's driver could not load keeps the worker's words about that.
+    if (report.compile.ok || report.compile.diagnostics.empty()) {
+      const std::string arch = report.compile.arch;
+      report.compile = build->compile;
+      if (!arch.empty()) report.compile.arch = arch;
+    }
+    report.timings_ms["frontend_compile"] = build->compile.compile_ms;
+  }
   return finish(report);
 }
 

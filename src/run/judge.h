@@ -19,6 +19,7 @@
 
 #include "common/limits.h"
 #include "report/report.h"
+#include "run/build.h"
 #include "run/process.h"
 #include "stage/stage.h"
 
@@ -64,6 +65,12 @@ struct CheckRequest {
   const Stage* stage = nullptr;
   std::string source;
   std::string file_name = "submission.cu";
+  // CUDA C++ is compiled in the worker; Python and Rust by the front end here, while the workers
+  // start (compile/frontend.h).
+  Language language = Language::kCuda;
+  // A build made beforehand (`cudojo build`): nothing is compiled, and its source, file name and
+  // language stand for the ones above.
+  std::optional<SubmissionBuild> build;
   std::optional<std::string> arch;
   std::optional<std::uint64_t> seed;  // fresh from the OS when unset
   WorkerSettings workers;

@@ -38,12 +38,20 @@ nlohmann::json optional_build(const std::optional<BuiltKernel>& build) {
 }  // namespace
 
 void to_json(nlohmann::json& j, const BuiltKernel& kernel) {
-  j = {{"lowered_name", kernel.lowered_name}, {"cubin_base64", to_base64(kernel.cubin)}};
+  j = {{"lowered_name", kernel.lowered_name},
+       {"image_base64", to_base64(kernel.image)},
+       {"format", to_string(kernel.format)},
+       {"abi", to_string(kernel.abi)}};
 }
 
 void from_json(const nlohmann::json& j, BuiltKernel& kernel) {
   j.at("lowered_name").get_to(kernel.lowered_name);
-  kernel.cubin = from_base64(j.at("cubin_base64").get<std::string>());
+  kernel.image = from_base64(j.at("image_base64").get<std::string>());
+  const auto format = parse_image_format(j.value("format", std::string("cubin")));
+  const auto abi = parse_parameter_abi(j.value("abi", std::string("plain")));
+  if (!format || !abi) throw std::runtime_error("a build names an unknown image format or parameter ABI");
+  kernel.format = *format;
+  kernel.abi = *abi;
 }
 
 std::string_view to_string(WorkerMode mode) {
@@ -85,7 +93,9 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"profiler_max_passes", job.profiler_max_passes},
        {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
        {"submission_build", optional_build(job.submission_build)},
-       {"reference_build", optional_build(job.reference_build)}};
+       {"reference_build", optional_build(job.reference_build)},
+       {"counted_build", optional_build(job.counted_build)},
+       {"language", to_string(job.language)}};
 }
 
 void from_json(const nlohmann::json& j, Job& job) {
@@ -109,6 +119,12 @@ void from_json(const nlohmann::json& j, Job& job) {
   if (j.contains("reference_build") && !j.at("reference_build").is_null()) {
     job.reference_build = j.at("reference_build").get<BuiltKernel>();
   }
+  if (j.contains("counted_build") && !j.at("counted_build").is_null()) {
+    job.counted_build = j.at("counted_build").get<BuiltKernel>();
+  }
+  const auto language = parse_language(j.value("language", std::string("cuda")));
+  if (!language) throw std::runtime_error("a job names an unknown language");
+  job.language = *language;
 }
 
 }  // namespace cudojo

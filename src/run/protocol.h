@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "compile/kernel_image.h"
+#include "stage/language.h"
 #include "stage/stage.h"
 
 namespace cudojo {
@@ -38,7 +40,9 @@ namespace cudojo {
 // second per compile.
 struct BuiltKernel {
   std::string lowered_name;
-  std::vector<char> cubin;
+  std::vector<char> image;  // a cubin, or PTX text ending with a NUL
+  ImageFormat format = ImageFormat::kCubin;
+  ParameterAbi abi = ParameterAbi::kPlain;
 };
 
 // What a worker does with its job.
@@ -68,8 +72,15 @@ struct Job {
   bool profile = true;
   int profiler_max_passes = kDefaultLimits.profiler_max_passes;
   double profiler_setup_wait_ms = kDefaultLimits.profiler_setup_wait_ms;
+  // The submission's language. CUDA C++ arrives as source and the worker compiles it; Python and
+  // Rust arrive already compiled (by the parent's front end, or `cudojo build`) as
+  // submission_build and counted_build.
+  Language language = Language::kCuda;
   std::optional<BuiltKernel> submission_build;
   std::optional<BuiltKernel> reference_build;
+  // The barrier check's build of the submission (check mode); without it a CUDA source is
+  // compiled again with the counting header.
+  std::optional<BuiltKernel> counted_build;
 };
 
 void to_json(nlohmann::json& j, const BuiltKernel& kernel);

@@ -10,10 +10,10 @@ TEST(Protocol, BuiltKernelsSurviveTheJsonTripByteForByte) {
   for (std::size_t length : {0u, 1u, 2u, 3u, 4u, 255u, 256u, 257u}) {
     BuiltKernel kernel;
     kernel.lowered_name = "_Z6reducePKfPfi";
-    for (std::size_t i = 0; i < length; ++i) kernel.cubin.push_back(static_cast<char>(i * 37 % 256));
+    for (std::size_t i = 0; i < length; ++i) kernel.image.push_back(static_cast<char>(i * 37 % 256));
     const BuiltKernel back = nlohmann::json::parse(nlohmann::json(kernel).dump()).get<BuiltKernel>();
     EXPECT_EQ(back.lowered_name, kernel.lowered_name);
-    EXPECT_EQ(back.cubin, kernel.cubin) << "length " << length;
+    EXPECT_EQ(back.image, kernel.image) << "length " << length;
   }
 }
 
@@ -28,14 +28,14 @@ TEST(Protocol, AJobCarriesItsBuildsOrNone) {
   job.submission_build = BuiltKernel{"reduce", {'\x7f', 'E', 'L', 'F', '\0', '\x01'}};
   back = nlohmann::json::parse(nlohmann::json(job).dump()).get<Job>();
   ASSERT_TRUE(back.submission_build);
-  EXPECT_EQ(back.submission_build->cubin, job.submission_build->cubin);
+  EXPECT_EQ(back.submission_build->image, job.submission_build->image);
   EXPECT_FALSE(back.reference_build);
   EXPECT_EQ(back.mode, WorkerMode::kSanitize);
 }
 
 TEST(Protocol, ABrokenBuildIsAnErrorNotGarbage) {
-  EXPECT_ANY_THROW((nlohmann::json{{"lowered_name", "reduce"}, {"cubin_base64", "abc"}}.get<BuiltKernel>()));
-  EXPECT_ANY_THROW((nlohmann::json{{"lowered_name", "reduce"}, {"cubin_base64", "@@@@"}}.get<BuiltKernel>()));
+  EXPECT_ANY_THROW((nlohmann::json{{"lowered_name", "reduce"}, {"image_base64", "abc"}}.get<BuiltKernel>()));
+  EXPECT_ANY_THROW((nlohmann::json{{"lowered_name", "reduce"}, {"image_base64", "@@@@"}}.get<BuiltKernel>()));
 }
 
 }  // namespace

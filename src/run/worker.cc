@@ -195,22 +195,28 @@ struct Builds {
   CompileResult counted;    // check mode only: the barrier-counting build
 };
 
+CompileResult reuse(const BuiltKernel& built) {
+  CompileResult reused;
+  reused.ok = true;
+  reused.image = built.image;
+  reused.lowered_name = built.lowered_name;
+  reused.format = built.format;
+  reused.abi = built.abi;
+  return reused;
+}
+
 Builds compile_all(const Job& job, const std::string& arch) {
   auto build = [&](const std::optional<BuiltKernel>& built, const std::string& source,
                    const std::string& file_name) {
     if (!built) return compile_kernel(compile_request(job, source, file_name, arch));
-    CompileResult reused;
-    reused.ok = true;
-    reused.cubin = built->cubin;
-    reused.lowered_name = built->lowered_name;
-    return reused;
+    return reuse(*built);
   };
   std::future<CompileResult> reference, counted;
   if (job.mode != WorkerMode::kSanitize) {
     reference = std::async(std::launch::async,
                            [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
   }
-  if (job.mode == WorkerMode::kCheck) {
+  if (job.mode == WorkerMode::kCheck && !job.counted_build && job.language == Language::kCuda) {
     counted = std::async(std::launch::async, [&] {
       CompileRequest request = compile_request(job, job.source, job.file_name, arch);
       request.pre_include_name = std::string(kBarrierHeaderName);
@@ -222,6 +228,7 @@ Builds compile_all(const Job& job, const std::string& arch) {
   builds.submission = build(job.submission_build, job.source, job.file_name);
   if (reference.valid()) builds.reference = reference.get();
   if (counted.valid()) builds.counted = counted.get();
+  if (job.counted_build) builds.counted = reuse(*job.counted_build);
   return builds;
 }
 
@@ -250,12 +257,14 @@ void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver,
   BarrierCheckSummary& summary = report.barrier_check;
   if (!counted_build.ok) {
     summary.note =
-        "the counted build did not compile (the submission redefines a barrier name?); barriers were not "
-        "checked";
+        job.language == Language::kCuda
+            ? "the counted build did not compile (the submission redefines a barrier name?); barriers "
+              "were not checked"
+            : "the submission's PTX could not be given barrier counters; barriers were not checked";
     return;
   }
-  LoadedKernel counted(counted_build.cubin, counted_build.lowered_name,
-                       job.stage.launch.dynamic_shared_bytes);
+  LoadedKernel counted(counted_build.image, counted_build.lowered_name, job.stage.launch.dynamic_shared_bytes,
+                       counted_build.abi);
   ContractContext context{job.stage, gpu, counted, counted, job.seed, announce};
   announce.phase("barrier check", 1);
   driver.launch_once_for_tools(context, job.tool_size, counted, {});
@@ -410,7 +419,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
     send_result(outcome::kCompleted, report);
     return;
   }
-  LoadedKernel reference(builds.reference.cubin, builds.reference.lowered_name, shared_bytes);
+  LoadedKernel reference(builds.reference.image, builds.reference.lowered_name, shared_bytes);
   ContractContext context{job.stage, gpu, submission, reference, job.seed, announce};
   clock.step("load");
   if (job.mode == WorkerMode::kLaunchForNcu) {
@@ -474,6 +483,12 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
   report.timings_ms["worker_start"] =
       std::chrono::duration<double, std::milli>(Clock::now() - process_start).count();
 
+  if (job.language != Language::kCuda && !job.submission_build) {
+    // Only CUDA C++ is compiled here; the parent's front end compiles the other languages.
+    report.message = fmt::format("a {} submission reached the worker uncompiled", display_name(job.language));
+    send_result(outcome::kInternalError, report);
+    return;
+  }
   // Compile for the arch we expect while CUDA names the real one; a wrong guess compiles again.
   std::string arch = job.arch.value_or(job.arch_guess);
   Builds builds = compile_all(job, arch);
@@ -494,9 +509,11 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
   report.compile.compile_ms = submission.compile_ms;
   nlohmann::json sent_builds = nlohmann::json::object();
   if (job.mode == WorkerMode::kCheck && submission.ok) {
-    sent_builds["submission"] = BuiltKernel{submission.lowered_name, submission.cubin};
+    sent_builds["submission"] =
+        BuiltKernel{submission.lowered_name, submission.image, submission.format, submission.abi};
     if (builds.reference.ok)
-      sent_builds["reference"] = BuiltKernel{builds.reference.lowered_name, builds.reference.cubin};
+      sent_builds["reference"] = BuiltKernel{builds.reference.lowered_name, builds.reference.image,
+                                             builds.reference.format, builds.reference.abi};
   }
   send({{"event", "compiled"},
         {"compile",
@@ -535,14 +552,18 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
     // Loading is the one place a compiled submission can still be unusable as a kernel.
     std::unique_ptr<LoadedKernel> loaded;
     try {
-      loaded = std::make_unique<LoadedKernel>(submission.cubin, submission.lowered_name,
-                                              job.stage.launch.dynamic_shared_bytes);
+      loaded = std::make_unique<LoadedKernel>(submission.image, submission.lowered_name,
+                                              job.stage.launch.dynamic_shared_bytes, submission.abi);
     } catch (const CudaError& error) {
       report.compile.ok = false;
       report.compile.diagnostics.push_back(
           {job.file_name, 0, "error",
-           fmt::format("the compiled code has no loadable kernel named {} ({}); is it declared __global__?",
-                       job.stage.kernel, error.name())});
+           job.language == Language::kCuda
+               ? fmt::format(
+                     "the compiled code has no loadable kernel named {} ({}); is it declared __global__?",
+                     job.stage.kernel, error.name())
+               : fmt::format("the {} kernel {} compiled to PTX that this GPU's driver could not load ({})",
+                             display_name(job.language), job.stage.kernel, error.name())});
       report.message = "the submission compiled but its kernel could not be loaded";
       send_result(outcome::kCompileError, report);
       return;

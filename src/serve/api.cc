@@ -62,6 +62,7 @@ int http_status(StoreErrorCode code) {
 json job_json(Store& store, const JobRecord& job, bool with_source) {
   json j = {{"id", job.id},
             {"stage", job.stage},
+            {"language", job.language},
             {"state", to_string(job.state)},
             {"phase", job.phase},
             {"attempts", job.attempts},
@@ -260,12 +261,23 @@ void Api::submit_job(const Request& request, Response& response) {
   const std::string source = body["source"].get<std::string>();
   if (auto too_large = source_size_error(source.size(), judge_limits_))
     return send_error(response, 413, *too_large);
+  Language language = Language::kCuda;
+  if (body.contains("language")) {
+    const auto named =
+        body["language"].is_string() ? parse_language(body["language"].get<std::string>()) : std::nullopt;
+    if (!named) {
+      return send_error(response, 400,
+                        fmt::format("\"language\" is one of {} (default cuda)", language_list()));
+    }
+    language = *named;
+  }
   // Nothing is acknowledged that is not stored: SQLite still writes into a file deleted under it.
   if (auto problem = store_.problem()) return send_error(response, 503, *problem);
   std::int64_t id = 0;
   try {
     id = store_.enqueue(learner->id, stage->id, source,
-                        {limits_.max_queue_length, limits_.max_pending_per_learner});
+                        {limits_.max_queue_length, limits_.max_pending_per_learner},
+                        std::string(to_string(language)));
   } catch (const StoreError& error) {
     if (http_status(error.code()) == 429) {
       response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));

@@ -37,11 +37,12 @@ WorkerSettings Dispatcher::worker_settings(int slot) const {
 }
 
 void Dispatcher::run_slot(int slot) {
-  // A job's workers are started before it is taken: while the slot waits, and for the job after
-  // this one as soon as this one starts, so a job begins with its CUDA contexts made and
+  // A job's workers are started before it is taken, so it begins with its CUDA contexts made and
   // compute-sanitizer attached (a sanitizer's start-up takes longer than the rest of a check).
-  // This job is not timed until that next set has finished starting, so nothing else is on the
-  // GPU then. Each set still serves one job only.
+  // Each set serves one job only. While jobs are waiting, the next set starts as soon as this
+  // job starts, and this job is not timed until that set has finished starting, so nothing else
+  // is on the GPU then. When nothing is waiting, the next set starts after this job ends instead:
+  // a learner alone with the server then never waits for workers meant for someone else.
   auto prepare = [&]() -> std::optional<PreparedWorkers> {
     try {
       return PreparedWorkers(worker_settings(slot));
@@ -64,9 +65,18 @@ void Dispatcher::run_slot(int slot) {
       wake_.wait_for(lock, std::chrono::milliseconds(settings_.idle_poll_ms));
       continue;
     }
-    std::optional<PreparedWorkers> next = prepare();
+    std::optional<PreparedWorkers> next;
+    if (others_waiting()) next = prepare();
     run_job(slot, *job, std::move(prepared), next ? &*next : nullptr);
     prepared = std::move(next);
+  }
+}
+
+bool Dispatcher::others_waiting() {
+  try {
+    return store_.queued_count() > 0;
+  } catch (const std::exception&) {
+    return true;  // the store will say what is wrong when the next job is taken
   }
 }
 
@@ -79,7 +89,9 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     CheckRequest request;
     request.stage = stage;
     request.source = job.source;
-    request.file_name = "submission.cu";
+    const Language language = parse_language(job.language).value_or(Language::kCuda);
+    request.language = language;
+    request.file_name = "submission" + std::string(source_extension(language));
     request.workers = worker_settings(slot);
     request.cuda_include_dir = settings_.cuda_include_dir;
     request.calibration_dir = settings_.calibration_dir;

@@ -45,6 +45,7 @@ class Dispatcher {
 
  private:
   void run_slot(int slot);
+  bool others_waiting();  // jobs queued that no slot has taken yet
   // `next`: the set started for the job after this one, which must finish starting before this
   // job is timed.
   void run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,

@@ -73,7 +73,7 @@ class Statement {
 // The columns every job query selects, in this order.
 constexpr const char* kJobColumns =
     "id, learner_id, stage, source, state, phase, attempts, verdict, report, created_at, started_at, "
-    "finished_at";
+    "finished_at, language";
 
 JobState parse_state(const std::string& text) {
   if (text == "running") return JobState::kRunning;
@@ -95,6 +95,7 @@ JobRecord read_job(const Statement& row) {
   job.created_at = row.real(9);
   job.started_at = row.optional_real(10);
   job.finished_at = row.optional_real(11);
+  job.language = row.text(12);
   return job;
 }
 
@@ -154,6 +155,7 @@ Store::Store(const std::filesystem::path& file, int busy_timeout_ms) {
       " state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done')),"
       " phase TEXT NOT NULL DEFAULT 'queued', attempts INTEGER NOT NULL DEFAULT 0,"
       " verdict TEXT, report TEXT, created_at REAL NOT NULL, started_at REAL, finished_at REAL)");
+  migrate();
   execute("CREATE INDEX IF NOT EXISTS jobs_by_state ON jobs(state, id)");
   execute("CREATE INDEX IF NOT EXISTS jobs_by_learner ON jobs(learner_id, stage, id)");
   // Checked once at start: a server must not take work on a database it cannot trust.
@@ -184,6 +186,27 @@ std::optional<std::string> Store::problem() {
 }
 
 Store::~Store() { sqlite3_close(db_); }
+
+// The schema's versions (PRAGMA user_version): 0, the first; 1 adds jobs.language (Python and Rust
+// submissions), every older job being CUDA C++. Each step runs once, in a transaction.
+void Store::migrate() {
+  Statement version_query(db_, "PRAGMA user_version");
+  version_query.step();
+  const std::int64_t version = version_query.integer(0);
+  if (version >= 1) return;
+  execute("BEGIN IMMEDIATE");
+  try {
+    bool has_language = false;
+    Statement columns(db_, "PRAGMA table_info(jobs)");
+    while (columns.step()) has_language = has_language || columns.text(1) == "language";
+    if (!has_language) execute("ALTER TABLE jobs ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda'");
+    execute("PRAGMA user_version = 1");
+    execute("COMMIT");
+  } catch (...) {
+    execute("ROLLBACK");
+    throw;
+  }
+}
 
 void Store::execute(const char* sql) {
   char* error = nullptr;
@@ -226,7 +249,7 @@ std::optional<Learner> Store::find_learner_by_token(const std::string& token) {
 }
 
 std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
-                            const QueueLimits& limits) {
+                            const QueueLimits& limits, const std::string& language) {
   std::lock_guard lock(mutex_);
   // BEGIN IMMEDIATE takes the write lock first, so the counts below cannot change before the insert,
   // also when another process shares the file.
@@ -244,9 +267,10 @@ std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, c
           StoreErrorCode::kLearnerBusy,
           fmt::format("you already have {} jobs waiting or running", limits.max_pending_per_learner));
     }
-    Statement insert(
-        db_, "INSERT INTO jobs (learner_id, stage, source, state, created_at) VALUES (?, ?, ?, 'queued', ?)");
-    insert.bind(1, learner_id).bind(2, stage).bind(3, source).bind(4, now_seconds());
+    Statement insert(db_,
+                     "INSERT INTO jobs (learner_id, stage, source, state, created_at, language) VALUES (?, "
+                     "?, ?, 'queued', ?, ?)");
+    insert.bind(1, learner_id).bind(2, stage).bind(3, source).bind(4, now_seconds()).bind(5, language);
     insert.step();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     execute("COMMIT");
@@ -260,6 +284,13 @@ std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, c
 std::int64_t Store::pending_count() {
   std::lock_guard lock(mutex_);
   Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done'");
+  query.step();
+  return query.integer(0);
+}
+
+std::int64_t Store::queued_count() {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state = 'queued'");
   query.step();
   return query.integer(0);
 }

@@ -76,6 +76,7 @@ struct JobRecord {
   std::int64_t learner_id = 0;
   std::string stage;
   std::string source;
+  std::string language = "cuda";
   JobState state = JobState::kQueued;
   std::string phase;  // last progress reported ("queued", "compiled", "tests", ...)
   int attempts = 0;
@@ -102,9 +103,11 @@ class Store {
   std::optional<Learner> find_learner_by_token(const std::string& token);
 
   // Throws StoreError with kQueueFull or kLearnerBusy when a limit is reached.
+  // `language`: cuda, python or rust (checked by the caller).
   std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
-                       const QueueLimits& limits = {});
+                       const QueueLimits& limits = {}, const std::string& language = "cuda");
   std::int64_t pending_count();                         // queued + running, everyone's
+  std::int64_t queued_count();                          // waiting for a worker, everyone's
   std::int64_t pending_count(std::int64_t learner_id);  // queued + running, one learner's
   // How many queued jobs are ahead of this one (0 when it is next or no longer queued).
   std::int64_t queue_position(std::int64_t job_id);
@@ -127,6 +130,7 @@ class Store {
 
  private:
   void execute(const char* sql);
+  void migrate();
   sqlite3* db_ = nullptr;
   std::mutex mutex_;
   std::filesystem::path file_;

@@ -124,12 +124,14 @@ TEST_F(StoreTest, JobsRunInOrderAndFinishOnce) {
   const auto first = store.enqueue(learner.id, "reduction/3", "a");
   const auto second = store.enqueue(learner.id, "reduction/3", "b");
   EXPECT_EQ(store.pending_count(), 2);
+  EXPECT_EQ(store.queued_count(), 2);
   EXPECT_EQ(store.queue_position(second), 1);
   auto claimed = store.claim_next();
   ASSERT_TRUE(claimed.has_value());
   EXPECT_EQ(claimed->id, first);
   EXPECT_EQ(claimed->state, JobState::kRunning);
   EXPECT_EQ(store.queue_position(second), 0);
+  EXPECT_EQ(store.queued_count(), 1);  // the running job is pending but no longer queued
   store.set_phase(first, "tests");
   EXPECT_EQ(store.job(first)->phase, "tests");
   EXPECT_TRUE(store.finish(first, "accepted", "{}"));

@@ -9,6 +9,16 @@
 
 namespace cudojo {
 
+// One parameter of a contract's kernel, as every language sees it: a device array of `element`
+// (f32 or i32) or one scalar. The Python and Rust front ends and the launch build their
+// signatures and argument lists from these.
+struct KernelParameter {
+  std::string_view name;
+  bool is_array = false;
+  std::string_view element;  // "f32" or "i32"
+  bool is_const = false;     // an array the kernel only reads
+};
+
 struct ContractInfo {
   std::string_view name;
   // The parameter list the learner's kernel must have, as the lesson writes it.
@@ -17,6 +27,7 @@ struct ContractInfo {
   std::string_view pointer_type;
   // What the driver does around the kernel, for `cudojo show` and the Driver tab.
   std::string_view driver;
+  std::span<const KernelParameter> kernel_parameters;
 };
 
 std::span<const ContractInfo> all_contracts();

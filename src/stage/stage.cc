@@ -1,9 +1,11 @@
 #include "stage/stage.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -139,6 +141,14 @@ Stage load_stage(const fs::path& directory) {
   stage.lesson_markdown = read_text_file(directory / "lesson.md");
   stage.starter_source = read_text_file(directory / "starter.cu");
   stage.reference_source = read_text_file(directory / "reference.cu");
+  for (const Language language : all_languages()) {
+    if (language == Language::kCuda) continue;
+    const std::string extension(source_extension(language));
+    if (fs::exists(directory / ("starter" + extension)))
+      stage.other_starters[language] = read_text_file(directory / ("starter" + extension));
+    if (fs::exists(directory / ("reference" + extension)))
+      stage.other_references[language] = read_text_file(directory / ("reference" + extension));
+  }
   return stage;
 }
 
@@ -177,9 +187,61 @@ const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_
   return nullptr;
 }
 
-std::string describe_signature(const Stage& stage) {
+const std::string* Stage::starter(Language language) const {
+  if (language == Language::kCuda) return &starter_source;
+  auto found = other_starters.find(language);
+  return found == other_starters.end() ? nullptr : &found->second;
+}
+
+const std::string* Stage::reference(Language language) const {
+  if (language == Language::kCuda) return &reference_source;
+  auto found = other_references.find(language);
+  return found == other_references.end() ? nullptr : &found->second;
+}
+
+namespace {
+
+std::string python_signature(const Stage& stage, const ContractInfo& contract) {
+  std::vector<std::string> names, types;
+  for (const auto& parameter : contract.kernel_parameters) {
+    names.emplace_back(parameter.name);
+    const std::string_view element = parameter.element == "f32" ? "float32" : "int32";
+    types.push_back(parameter.is_array ? fmt::format("{} {}[::1]{}", parameter.name, element,
+                                                     parameter.is_const ? " (read only)" : "")
+                                       : fmt::format("{} {}", parameter.name, element));
+  }
+  return fmt::format("@cuda.jit def {}({}):  # {}", stage.kernel, fmt::join(names, ", "),
+                     fmt::join(types, ", "));
+}
+
+std::string rust_signature(const Stage& stage, const ContractInfo& contract) {
+  std::vector<std::string> parameters;
+  for (const auto& parameter : contract.kernel_parameters) {
+    std::string name(parameter.name);
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+    parameters.push_back(
+        parameter.is_array
+            ? fmt::format("{}: *{} {}", name, parameter.is_const ? "const" : "mut", parameter.element)
+            : fmt::format("{}: {}", name, parameter.element));
+  }
+  return fmt::format("#[no_mangle] pub unsafe extern \"ptx-kernel\" fn {}({})", stage.kernel,
+                     fmt::join(parameters, ", "));
+}
+
+}  // namespace
+
+std::string describe_signature(const Stage& stage, Language language) {
   const ContractInfo* contract = find_contract_info(stage.contract);
-  return fmt::format("__global__ void {}({})", stage.kernel, contract ? contract->parameters : "?");
+  if (!contract) return "?";
+  switch (language) {
+    case Language::kPython:
+      return python_signature(stage, *contract);
+    case Language::kRust:
+      return rust_signature(stage, *contract);
+    case Language::kCuda:
+      break;
+  }
+  return fmt::format("__global__ void {}({})", stage.kernel, contract->parameters);
 }
 
 std::string describe_launch(const Stage& stage) {

@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "stage/language.h"
 
 namespace cudojo {
 
@@ -53,9 +56,16 @@ struct Stage {
   GateSpec gate;
 
   std::string lesson_markdown;
-  std::string starter_source;
-  std::string reference_source;
+  std::string starter_source;    // CUDA C++ (starter.cu)
+  std::string reference_source;  // CUDA C++ (reference.cu): the kernel every language is timed against
+  // The other languages' starters and references (starter.py, reference.rs, ...), when present.
+  std::map<Language, std::string> other_starters;
+  std::map<Language, std::string> other_references;
   std::filesystem::path directory;
+
+  // nullptr when the stage has no starter (or reference) in that language.
+  const std::string* starter(Language language) const;
+  const std::string* reference(Language language) const;
 
   std::string track() const { return id.substr(0, id.find('/')); }
   std::string slug_id() const { return track() + "/" + slug; }
@@ -73,7 +83,7 @@ std::vector<Stage> load_course(const std::filesystem::path& course_root);
 const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_or_alias);
 
 // One-line descriptions shared by the CLI and the server ("ceil(N / 256) blocks x 256 threads, ...").
-std::string describe_signature(const Stage& stage);
+std::string describe_signature(const Stage& stage, Language language = Language::kCuda);
 std::string describe_launch(const Stage& stage);
 std::string describe_gate(const Stage& stage);
 

@@ -30,6 +30,18 @@ nlohmann::json stage_description_json(const Stage& stage) {
   nlohmann::json description = stage_facts_json(stage);
   description["lesson_markdown"] = stage.lesson_markdown;
   description["starter"] = stage.starter_source;
+  // Every language the stage can be written in: what the kernel looks like there and where to start.
+  nlohmann::json languages = nlohmann::json::object();
+  for (const Language language : all_languages()) {
+    const std::string* starter = stage.starter(language);
+    if (!starter) continue;
+    languages[std::string(to_string(language))] = {{"name", display_name(language)},
+                                                   {"signature", describe_signature(stage, language)},
+                                                   {"starter", *starter},
+                                                   {"extension", source_extension(language)},
+                                                   {"editor_mode", editor_mode(language)}};
+  }
+  description["languages"] = languages;
   return description;
 }
 

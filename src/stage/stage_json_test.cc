@@ -58,13 +58,22 @@ TEST(StageJson, FactsAddTheStageFileAndItsWordsButNoTexts) {
   EXPECT_FALSE(facts.contains("starter"));
 }
 
-TEST(StageJson, DescriptionAddsLessonMarkdownAndStarterUnderOneNameEach) {
-  const Stage stage = made_up_stage();
+TEST(StageJson, DescriptionAddsLessonMarkdownStarterAndLanguagesUnderOneNameEach) {
+  Stage stage = made_up_stage();
+  stage.other_starters[Language::kRust] = "// a Rust starter\n";
   const json description = stage_description_json(stage);
   expect_contains(description, stage_facts_json(stage));
   EXPECT_EQ(description["lesson_markdown"], "# Guard the value\n");
   EXPECT_EQ(description["starter"], stage.starter_source);
-  EXPECT_EQ(description.size(), stage_facts_json(stage).size() + 2);
+  EXPECT_EQ(description.size(), stage_facts_json(stage).size() + 3);
+  // Only the languages the stage has a starter in; Python has none here.
+  const json& languages = description["languages"];
+  ASSERT_EQ(languages.size(), 2u);
+  EXPECT_EQ(languages["cuda"]["starter"], stage.starter_source);
+  EXPECT_EQ(languages["rust"]["starter"], "// a Rust starter\n");
+  EXPECT_EQ(languages["rust"]["extension"], ".rs");
+  EXPECT_EQ(languages["rust"]["signature"], describe_signature(stage, Language::kRust));
+  EXPECT_FALSE(languages.contains("python"));
 }
 
 TEST(StageJson, AStageWithAnUnknownContractHasNoDriverTextInsteadOfACrash) {

@@ -151,3 +151,50 @@ TEST(Course, MissingFolderSaysHowToPointAtOne) {
 
 }  // namespace
 }  // namespace cudojo
+
+namespace cudojo {
+namespace {
+
+TEST(Course, EveryStageHasAStarterAndAReferenceInEachLanguage) {
+  for (const Stage& stage : load_course(CUDOJO_COURSE_DIR)) {
+    for (const Language language : all_languages()) {
+      const std::string* starter = stage.starter(language);
+      const std::string* reference = stage.reference(language);
+      ASSERT_NE(starter, nullptr) << stage.id << " has no " << display_name(language) << " starter";
+      ASSERT_NE(reference, nullptr) << stage.id << " has no " << display_name(language) << " reference";
+      // Each names the stage's kernel, so a learner who starts there writes the right entry.
+      EXPECT_NE(starter->find(stage.kernel), std::string::npos) << stage.id << " " << to_string(language);
+      EXPECT_NE(reference->find(stage.kernel), std::string::npos) << stage.id << " " << to_string(language);
+    }
+  }
+}
+
+TEST(Language, NamesExtensionsAndAliases) {
+  EXPECT_EQ(parse_language("python"), Language::kPython);
+  EXPECT_EQ(parse_language("RS"), Language::kRust);
+  EXPECT_EQ(parse_language("c++"), Language::kCuda);
+  EXPECT_EQ(parse_language("fortran"), std::nullopt);
+  EXPECT_EQ(language_from_path("dir/mine.py"), Language::kPython);
+  EXPECT_EQ(language_from_path("mine.rs"), Language::kRust);
+  EXPECT_EQ(language_from_path("mine.cuh"), Language::kCuda);
+  EXPECT_EQ(language_from_path("mine.txt"), std::nullopt);
+  for (const Language language : all_languages()) {
+    EXPECT_EQ(parse_language(to_string(language)), language);
+    EXPECT_EQ(language_from_path("x" + std::string(source_extension(language))), language);
+  }
+}
+
+TEST(Language, SignaturesReadAsEachLanguageWritesThem) {
+  const auto course = load_course(CUDOJO_COURSE_DIR);
+  const Stage& stage = *find_stage(course, "reduction/3");
+  EXPECT_EQ(describe_signature(stage), "__global__ void reduce(const float* X, float* out, int N)");
+  EXPECT_EQ(describe_signature(stage, Language::kPython),
+            "@cuda.jit def reduce(X, out, N):  # X float32[::1] (read only), out float32[::1], N int32");
+  EXPECT_EQ(describe_signature(stage, Language::kRust),
+            "#[no_mangle] pub unsafe extern \"ptx-kernel\" fn reduce(x: *const f32, out: *mut f32, n: i32)");
+  EXPECT_EQ(describe_signature(*find_stage(course, "reduction/1"), Language::kRust),
+            "#[no_mangle] pub unsafe extern \"ptx-kernel\" fn count(c: *mut i32)");
+}
+
+}  // namespace
+}  // namespace cudojo

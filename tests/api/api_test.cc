@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "../e2e/run_cli.h"
+#include "compile/sandbox.h"
 #include "serve/store.h"
 #include "serve/store_test_support.h"
 
@@ -201,6 +202,36 @@ TEST_F(Api, CompileErrorRoundTrip) {
   EXPECT_EQ(json::parse(history->body)["jobs"][0]["id"], id);
 }
 
+TEST_F(Api, PythonAndRustJobsAreJudgedInTheirLanguage) {
+  if (find_bubblewrap().empty()) GTEST_SKIP() << "bubblewrap is not installed (scripts/setup.sh installs it)";
+  start();
+  const std::string token = sign_in("ada");
+  // A Python syntax error and a Rust typo: judged here without a GPU, at the learner's lines.
+  const std::pair<std::string, int> cases[] = {{"python", 3}, {"rust", 2}};
+  for (const auto& [language, line] : cases) {
+    const std::string source = language == "python"
+                                   ? "from numba import cuda\n@cuda.jit\ndef reduce(X, out, N)\n"
+                                   : "#[kernel]\nfn reduce(x: *const f32, out: *mut f32, n: i32) { y }\n";
+    auto response = submit(token, {{"stage", "reduction/3"}, {"source", source}, {"language", language}});
+    ASSERT_EQ(response->status, 202) << response->body;
+    const auto id = json::parse(response->body)["id"].get<std::int64_t>();
+    json job = wait_done(token, id);
+    EXPECT_EQ(job["language"], language);
+    EXPECT_EQ(job["verdict"], "compile_error") << job.dump();
+    EXPECT_EQ(job["report"]["language"], language);
+    ASSERT_FALSE(job["report"]["compile"]["diagnostics"].empty()) << job.dump();
+    EXPECT_EQ(job["report"]["compile"]["diagnostics"][0]["line"], line) << job.dump();
+  }
+  auto history = client().Get("/api/history?stage=reduction/3", {{"Authorization", "Bearer " + token}});
+  const json jobs = json::parse(history->body)["jobs"];
+  ASSERT_EQ(jobs.size(), 2u);
+  EXPECT_EQ(jobs[0]["language"], "rust");
+  EXPECT_EQ(jobs[1]["language"], "python");
+  // The stage offers each language's starter and signature.
+  const json stage = json::parse(client().Get("/api/stages/reduction/3")->body);
+  EXPECT_NE(stage["languages"]["rust"]["signature"].get<std::string>().find("fn reduce"), std::string::npos);
+}
+
 TEST_F(Api, BadRequestsGetAClearError) {
   start();
   const std::string token = sign_in("ada");
@@ -211,6 +242,10 @@ TEST_F(Api, BadRequestsGetAClearError) {
       client().Post("/api/jobs", {{"Authorization", "Bearer " + token}}, "{not json", "application/json");
   EXPECT_EQ(bad_json->status, 400);
   EXPECT_EQ(submit(token, {{"stage", "reduction/3"}})->status, 400);
+  auto fortran = submit(token, {{"stage", "reduction/3"}, {"source", "x"}, {"language", "fortran"}});
+  EXPECT_EQ(fortran->status, 400);
+  EXPECT_NE(json::parse(fortran->body)["error"].get<std::string>().find("cuda, python, rust"),
+            std::string::npos);
   EXPECT_EQ(submit("not-a-token", {{"stage", "reduction/3"}, {"source", "x"}})->status, 401);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);

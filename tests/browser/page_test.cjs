@@ -2,15 +2,19 @@
 //   node page_test.cjs CUDOJO_BINARY WEB_DIR SCREENSHOT_PNG
 // Starts `cudojo serve` on a free port with a fresh data folder, opens the page, signs in,
 // chooses stage 3, checks the lesson and the starter, puts a compile error on a known line, runs,
-// and expects the verdict and a clickable diagnostic at that line. No GPU is needed: compiling
-// happens before any device is touched.
+// and expects the verdict and a clickable diagnostic at that line. Then the language switch: Python
+// shows its starter, signature and editor mode; drafts are kept per stage and language across a
+// reload; Run sends the language, the result and the history say it; opening a history entry
+// switches the language back; Rust and "Reset to starter"; an old per-stage draft becomes the CUDA
+// draft. No GPU is needed: compiling happens before any device is touched. A second screenshot,
+// NAME-python.png, shows the Python compile error.
 "use strict";
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 
-const [binary, webDir, screenshot] = process.argv.slice(2);
+const [binary, webDir, screenshot] = process.argv.slice(2).map((arg) => path.resolve(arg));
 const { chromium } = require(path.join(webDir, "node_modules", "playwright-core"));
 
 function startServer() {
@@ -36,6 +40,149 @@ function expect(condition, message) {
   if (!condition) throw new Error(`expectation failed: ${message}`);
 }
 
+const editorValue = (page) => page.evaluate(() => window.cudojoEditor.getValue());
+const editorMode = (page) => page.evaluate(() => ({
+  option: window.cudojoEditor.getOption("mode"), loaded: window.cudojoEditor.getMode().name }));
+const stored = (page, key) => page.evaluate((name) => localStorage.getItem(name), key);
+const draftKey = (stage, language) => `cudojo.draft.${stage}.${language}`;
+
+async function expectLanguage(page, stage, language, mode, loaded) {
+  await page.waitForSelector(`#workbench[data-language='${language}']`);
+  expect(await page.inputValue("#language") === language, `the switch shows ${language}`);
+  const signature = stage.languages[language].signature;
+  expect(await page.textContent("#signature") === signature, `the ${language} signature is shown: ${signature}`);
+  const { option, loaded: got } = await editorMode(page);
+  expect(option === mode && got === loaded, `editor mode ${mode} (${loaded}) for ${language}, got ${option} (${got})`);
+}
+
+// Puts `text` on a new line after the first line containing `after`; gives the new line's number.
+async function typeLineAfter(page, after, text) {
+  const index = (await editorValue(page)).split("\n").findIndex((line) => line.includes(after));
+  expect(index >= 0, `the editor has a line with ${after}`);
+  await page.evaluate((line) => {
+    const editor = window.cudojoEditor;
+    editor.focus();
+    editor.setCursor({ line, ch: editor.getLine(line).length });
+  }, index);
+  await page.keyboard.press("Enter");
+  await page.keyboard.type(text);
+  return index + 2;
+}
+
+async function checkLanguages(page) {
+  const stage = await page.evaluate(() => fetch("/api/stages/reduction/3").then((response) => response.json()));
+  for (const language of ["cuda", "python", "rust"]) {
+    expect(stage.languages && stage.languages[language], `the server offers ${language} for reduction/3`);
+  }
+
+  // The control is found by its label and lists the three languages, CUDA chosen.
+  const select = page.getByLabel("Language", { exact: true });
+  expect(await select.evaluate((node) => node.id) === "language", "the label 'Language' names the switch");
+  const options = await select.evaluate((node) => [...node.options].map((option) => option.value));
+  expect(options.join(",") === "cuda,python,rust", `the switch offers cuda, python, rust (got ${options})`);
+  await expectLanguage(page, stage, "cuda", "text/x-c++src", "clike");
+  expect(await page.locator("#tab-result .judged-language[data-language='cuda']").count() === 1,
+         "the result panel says the job was CUDA");
+  expect((await page.textContent("#tab-result .judged-language")).includes("CUDA C++"), "... by name");
+  const cudaDraft = await editorValue(page);
+  expect(cudaDraft.includes("total_so_far"), "the CUDA draft holds the typed line");
+  expect(await stored(page, draftKey("reduction/3", "cuda")) === cudaDraft, "the CUDA draft is stored under its key");
+
+  // Keyboard: focus the switch and step to the next language.
+  await select.focus();
+  await page.keyboard.press("ArrowDown");
+  await expectLanguage(page, stage, "python", "python", "python");
+  const pythonStarter = await editorValue(page);
+  expect(pythonStarter.includes("cuda.jit"), "the Python starter is shown");
+  expect(pythonStarter === stage.languages.python.starter, "... exactly the server's Python starter");
+  expect(await page.isVisible(".cm-keyword"), "Python is highlighted");
+  expect((await page.textContent("#tab-driver")).includes(stage.languages.python.signature),
+         "the Driver tab shows the Python signature");
+
+  // A Python edit with a syntax error on a known line.
+  const pythonErrorLine = await typeLineAfter(page, "cuda.atomic.add(out, 0, X[i])", "def broken(:");
+  const pythonDraft = await editorValue(page);
+  expect(await stored(page, draftKey("reduction/3", "python")) === pythonDraft, "the Python draft is stored");
+  expect(await stored(page, draftKey("reduction/3", "cuda")) === cudaDraft, "the CUDA draft is untouched");
+
+  // Reload: the stage opens in Python, with the Python draft; CUDA still has its own.
+  await page.reload();
+  await page.waitForSelector("#lesson:has-text('Guard the value, not the thread')");
+  await expectLanguage(page, stage, "python", "python", "python");
+  expect(await editorValue(page) === pythonDraft, "the Python draft survives a reload");
+  await page.selectOption("#language", "cuda");
+  await expectLanguage(page, stage, "cuda", "text/x-c++src", "clike");
+  expect(await editorValue(page) === cudaDraft, "the CUDA draft is unchanged after the Python edit");
+  await page.selectOption("#language", "python");
+  await expectLanguage(page, stage, "python", "python", "python");
+  expect(await editorValue(page) === pythonDraft, "back to the Python draft");
+
+  // Run sends the language; the job, the result panel and the history say Python.
+  const posted = [];
+  await page.route("**/api/jobs", (route) => {
+    if (route.request().method() === "POST") posted.push(route.request().postDataJSON());
+    return route.continue();
+  });
+  const response = page.waitForResponse((r) => r.url().endsWith("/api/jobs") && r.request().method() === "POST");
+  await page.click("#run");
+  const job = await (await response).json();
+  expect(posted.length === 1, `one job posted (got ${posted.length})`);
+  expect(posted[0].language === "python", `Run sends language "python" (got ${JSON.stringify(posted[0].language)})`);
+  expect(posted[0].source === pythonDraft && posted[0].stage === "reduction/3", "... with the Python source and stage");
+  const stored_job = await page.evaluate((id) => fetch(`/api/jobs/${id}`, {
+    headers: { Authorization: `Bearer ${localStorage.getItem("cudojo.token")}` } }).then((r) => r.json()), job.id);
+  expect(stored_job.language === "python", `the server keeps the job as python (got ${stored_job.language})`);
+
+  await page.waitForSelector("#tab-result .judged-language[data-language='python']", { timeout: 60000 });
+  expect((await page.textContent("#tab-result .judged-language")).includes("Python (Numba)"),
+         "the result panel names Python (Numba)");
+  expect(await page.locator("#tab-result .verdict:has-text('compile_error')").count() === 1,
+         "the Python syntax error is a compile error");
+  const pythonLink = page.locator(`#tab-result a.line[data-line='${pythonErrorLine}']`);
+  expect(await pythonLink.count() >= 1, `a Python diagnostic links to line ${pythonErrorLine}`);
+  expect(await page.locator(".CodeMirror .cm-error-line").count() >= 1, "the Python error line is marked");
+  await page.screenshot({ path: screenshot.replace(/(\.png)?$/, "-python.png"), fullPage: true });
+
+  await page.click(".tabs button[data-tab='history']");
+  const row = page.locator(`#tab-history tr[data-job='${job.id}']`);
+  await row.waitFor();
+  expect(await row.locator(".lang-tag").textContent() === "py", "the history tags the Python job 'py'");
+  expect(await page.textContent("#tab-history tr[data-language='cuda'] .lang-tag") === "cu", "... and the CUDA job 'cu'");
+
+  // Opening the CUDA job switches the editor to CUDA with that job's source.
+  await page.click("#tab-history tr[data-language='cuda'] button");
+  await expectLanguage(page, stage, "cuda", "text/x-c++src", "clike");
+  expect(await editorValue(page) === cudaDraft, "the CUDA job's source is in the editor");
+  await page.waitForSelector("#tab-result .judged-language[data-language='cuda']");
+  expect(await stored(page, draftKey("reduction/3", "python")) === pythonDraft, "the Python draft is kept");
+
+  // Rust: starter, mode, and "Reset to starter" resets to the Rust starter.
+  await page.selectOption("#language", "rust");
+  await expectLanguage(page, stage, "rust", "rust", "rust");
+  expect(await editorValue(page) === stage.languages.rust.starter, "the Rust starter is shown");
+  await typeLineAfter(page, "fn reduce", "let wasted = 0;");
+  expect(await stored(page, draftKey("reduction/3", "rust")) !== null, "the Rust edit is a draft");
+  await page.click("#reset");
+  expect(await editorValue(page) === stage.languages.rust.starter, "Reset to starter gives the Rust starter");
+  expect(await page.inputValue("#language") === "rust", "Reset keeps the language");
+
+  // A stage not opened before starts in the last language used (Rust); a draft from before
+  // languages (cudojo.draft.STAGE) becomes that stage's CUDA draft.
+  const oldDraft = "// a draft from before languages\n";
+  await page.evaluate((text) => localStorage.setItem("cudojo.draft.reduction/2", text), oldDraft);
+  await page.click("nav button[data-stage='reduction/2']");
+  const stage2 = await page.evaluate(() => fetch("/api/stages/reduction/2").then((r) => r.json()));
+  await page.waitForFunction(() => location.hash === "#reduction/2");
+  await expectLanguage(page, stage2, "rust", "rust", "rust");
+  await page.selectOption("#language", "cuda");
+  await expectLanguage(page, stage2, "cuda", "text/x-c++src", "clike");
+  expect(await editorValue(page) === oldDraft, "the old per-stage draft is the CUDA draft");
+  expect(await stored(page, "cudojo.draft.reduction/2") === null, "the old key is gone");
+  await page.click("nav button[data-stage='reduction/3']");
+  await page.waitForFunction(() => location.hash === "#reduction/3");
+  await expectLanguage(page, stage, "rust", "rust", "rust");
+}
+
 (async () => {
   const { server, url } = await startServer();
   const browser = await chromium.launch({
@@ -46,6 +193,8 @@ function expect(condition, message) {
   let failed = false;
   try {
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    const pageErrors = [];
+    page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
     await page.goto(url);
     await page.fill("#learner-name", "playwright");
     await page.click("#signin-button");
@@ -55,7 +204,7 @@ function expect(condition, message) {
     await page.waitForSelector("#lesson:has-text('Guard the value, not the thread')");
     const starter = await page.evaluate(() => window.cudojoEditor.getValue());
     expect(starter.includes("atomicAdd(out, X[i]);"), "the editor holds the stage 3 starter");
-    expect(await page.isVisible(".CodeMirror-linenumber"), "the editor shows line numbers");
+    expect(await page.isVisible(".CodeMirror-gutter-wrapper .CodeMirror-linenumber"), "the editor shows line numbers");
     expect(await page.isVisible(".cm-keyword"), "the editor highlights syntax");
 
     // Type a line using an undeclared name right after the atomicAdd line, as a learner would.
@@ -80,9 +229,15 @@ function expect(condition, message) {
     expect(cursorLine === errorLine, `clicking the link moves the cursor to line ${errorLine} (got ${cursorLine})`);
     await page.click(".tabs button[data-tab='history']");
     await page.waitForSelector("#tab-history .verdict:has-text('compile_error')");
+    expect(await page.textContent("#tab-history tr[data-language='cuda'] .lang-tag") === "cu",
+           "the history tags the CUDA job 'cu'");
     await page.click(".tabs button[data-tab='result']");
     await page.screenshot({ path: screenshot, fullPage: true });
-    console.log(`browser test passed: compile error shown at line ${errorLine}; screenshot ${screenshot}`);
+    console.log(`CUDA: compile error shown at line ${errorLine}; screenshot ${screenshot}`);
+
+    await checkLanguages(page);
+    expect(pageErrors.length === 0, `no script errors on the page (got ${pageErrors.length})`);
+    console.log("browser test passed");
   } catch (error) {
     failed = true;
     console.error(error);

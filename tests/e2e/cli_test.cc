@@ -174,7 +174,7 @@ TEST(CliWorker, ToolWorkersLoadTheChecksBuildInsteadOfCompilingAgain) {
   ASSERT_TRUE(builds.contains("submission")) << builds.dump();
   ASSERT_TRUE(builds.contains("reference"));
   const BuiltKernel built = builds["submission"].get<BuiltKernel>();
-  EXPECT_GT(built.cubin.size(), 1000u);
+  EXPECT_GT(built.image.size(), 1000u);
 
   // A sanitizer worker given that build never compiles its source: a source that cannot compile
   // gets as far as looking for a GPU.

