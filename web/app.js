@@ -3,7 +3,7 @@
 // lesson, rendered server-side by cmark-gfm in safe mode.
 "use strict";
 
-const state = { stages: [], stage: null, language: "cuda", jobId: null, events: null, marks: [] };
+const state = { stages: [], stage: null, language: "cuda", jobId: null, events: null, marks: [], textMarks: [] };
 const $ = (selector) => document.querySelector(selector);
 
 function el(tag, attributes = {}, ...children) {
@@ -313,26 +313,76 @@ function follow(id) {
 // ---- Results ---------------------------------------------------------------------------------
 
 function clearMarks() {
-  for (const line of state.marks) editor.removeLineClass(line, "background", "cm-error-line");
+  for (const { line, className } of state.marks) editor.removeLineClass(line, "background", className);
+  for (const marker of state.textMarks || []) marker.clear();
   state.marks = [];
+  state.textMarks = [];
 }
 
-function lineLink(line) {
+// A diagnostic's column counts characters (code points); CodeMirror counts UTF-16 units.
+function columnToCh(line, column) {
+  if (!column || column < 1 || !line || line > editor.lineCount()) return 0;
+  return [...editor.getLine(line - 1)].slice(0, column - 1).join("").length;
+}
+
+function lineLink(line, column) {
   if (!line) return null;
-  return el("a", {
-    class: "line", "data-line": line,
-    onclick: () => {
-      editor.focus();
-      editor.setCursor({ line: line - 1, ch: 0 });
-      editor.scrollIntoView({ line: line - 1, ch: 0 }, 80);
-    },
-  }, `line ${line}`);
+  const attributes = { class: "line", "data-line": line };
+  if (column) attributes["data-column"] = column;
+  attributes.onclick = () => {
+    const where = { line: line - 1, ch: columnToCh(line, column) };
+    editor.focus();
+    editor.setCursor(where);
+    editor.scrollIntoView(where, 80);
+  };
+  return el("a", attributes, column ? `line ${line}:${column}` : `line ${line}`);
 }
 
-function markLine(line) {
+// kind: "error" (the default), "warning" or "note"; with a column, the character there is marked too.
+function markLine(line, kind = "error", column = 0) {
   if (!line || line > editor.lineCount()) return;
-  editor.addLineClass(line - 1, "background", "cm-error-line");
-  state.marks.push(line - 1);
+  const className = `cm-${kind}-line`;
+  editor.addLineClass(line - 1, "background", className);
+  state.marks.push({ line: line - 1, className });
+  if (column) {
+    const ch = columnToCh(line, column);
+    const text = editor.getLine(line - 1);
+    let end = ch + 1;
+    while (end < text.length && /[A-Za-z0-9_]/.test(text[end]) && /[A-Za-z0-9_]/.test(text[ch])) end += 1;
+    if (ch < text.length) {
+      state.textMarks.push(editor.markText({ line: line - 1, ch }, { line: line - 1, ch: end },
+                                           { className: `cm-${kind}-mark` }));
+    }
+  }
+}
+
+// "error" and "catastrophic error" are errors; "warning" a warning; "note" and "remark" notes.
+function diagnosticKind(severity) {
+  if (!severity || severity.includes("error")) return "error";
+  return severity === "warning" ? "warning" : "note";
+}
+
+// The compiler's diagnostics: each with its severity, a link to the learner's line (only for lines
+// of the learner's own file: a line of a CUDA header is named, not linked), and the compiler's
+// excerpt (the source line and a caret) in monospace.
+function renderDiagnostics(report, compile, mark) {
+  const list = el("ul", { class: "diagnostics" });
+  for (const diagnostic of compile.diagnostics) {
+    const kind = diagnosticKind(diagnostic.severity);
+    const own = !diagnostic.file || !report.file || diagnostic.file === report.file;
+    let where = null;
+    if (own && diagnostic.line) {
+      mark(diagnostic.line, kind, diagnostic.column);
+      where = lineLink(diagnostic.line, diagnostic.column);
+    } else if (!own) {
+      where = el("span", { class: "where mono" }, diagnostic.line ? `${diagnostic.file}:${diagnostic.line}` : diagnostic.file);
+    }
+    list.append(el("li", { class: `diagnostic ${kind}`, "data-severity": diagnostic.severity || "error" },
+                   where, where ? ": " : "", el("span", { class: `severity ${kind}` }, diagnostic.severity || "error"),
+                   ": ", diagnostic.message,
+                   diagnostic.context ? el("pre", { class: "context" }, diagnostic.context) : null));
+  }
+  return list;
 }
 
 function formatNumber(value) {
@@ -351,21 +401,18 @@ function showReport(report) {
   const language = report.language || "cuda";
   // Lines are marked only in the text the report is about: same stage, same language.
   const here = (!report.stage || !state.stage || report.stage === state.stage.id) && language === state.language;
-  const mark = (line) => { if (here) markLine(line); };
+  const mark = (line, kind, column) => { if (here) markLine(line, kind, column); };
   const parts = [el("p", {}, el("span", { class: `verdict ${report.verdict}` }, report.verdict), " ", report.message || ""),
                  el("p", { class: "judged-language", "data-language": language },
                     "Language: ", languageBadge(language), " ", languageName(language))];
   if (report.error_name) parts.push(el("p", {}, "CUDA error: ", el("code", {}, report.error_name)));
   const compile = report.compile || {};
-  if (compile.ok === false && compile.diagnostics && compile.diagnostics.length) {
-    parts.push(el("h3", {}, "Compiler"));
-    const list = el("ul", { class: "diagnostics" });
-    for (const diagnostic of compile.diagnostics) {
-      mark(diagnostic.line);
-      list.append(el("li", {}, lineLink(diagnostic.line), diagnostic.line ? ": " : "",
-                     `${diagnostic.severity}: ${diagnostic.message}`));
-    }
-    parts.push(list);
+  if (compile.diagnostics && compile.diagnostics.length) {
+    // A compile that failed lists its errors; one that passed may still have warnings.
+    parts.push(el("h3", {}, compile.ok === false ? "Compiler" : "Compiler warnings"));
+    parts.push(renderDiagnostics(report, compile, mark));
+  } else if (compile.ok === false && compile.log) {
+    parts.push(el("h3", {}, "Compiler"), el("pre", { class: "compile-log" }, compile.log));
   }
   if (report.findings && report.findings.length) {
     parts.push(el("h3", {}, "Findings"));

@@ -2,7 +2,8 @@
 //   exact          integers 0..3 drawn from a seed: every partial sum is an integer below 2^24 at
 //                  the sizes we use, so any summation order gives the same float, bit for bit.
 //   fractional     1 + (i mod 1000) / 1000: values float cannot hold exactly, a fixed pattern.
-//   random_signed  uniform in [-1, 1) from a fresh seed per run: cancellation, both signs.
+//   random_signed  uniform in [-0.5, 1.5) from a fresh seed per run: both signs and cancellation,
+//                  with a total far enough from zero that the tolerance is a real test of it.
 #pragma once
 
 #include <cstdint>

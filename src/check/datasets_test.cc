@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "check/tolerance.h"
+
 namespace cudojo {
 namespace {
 
@@ -30,12 +32,25 @@ TEST(Datasets, SeedChangesRandomDataAndIsReproducible) {
   EXPECT_NE(a, c);
   bool negative = false, positive = false;
   for (float v : a) {
-    EXPECT_GE(v, -1.0f);
-    EXPECT_LT(v, 1.0f);
+    EXPECT_GE(v, -0.5f);
+    EXPECT_LT(v, 1.5f);
     negative |= v < 0;
     positive |= v > 0;
   }
   EXPECT_TRUE(negative && positive);
+}
+
+// The tolerance must be a real test: on signed data at the largest size it is a small fraction of
+// the answer (on data centred on zero it was wider than the answer itself).
+TEST(Datasets, SignedDataLeavesTheToleranceASmallFractionOfTheSum) {
+  for (const std::int64_t n : {1000, 65536, 4194304}) {
+    std::vector<float> values(static_cast<std::size_t>(n));
+    fill_data(DataKind::kRandomSigned, values, 7);
+    const ReferenceSum reference = reference_sum(values);
+    const double bound = sum_tolerance(reference.terms, reference.sum_abs);
+    EXPECT_LT(bound, 0.01 * std::abs(reference.sum))
+        << "n=" << n << " bound " << bound << " sum " << reference.sum;
+  }
 }
 
 TEST(Datasets, FractionalValuesAreNotAllRepresentable) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "check/tolerance.h"
+#include "common/json_number.h"
 
 namespace cudojo {
 
@@ -261,22 +262,65 @@ std::optional<Finding> speed_of_light_finding(double bytes, double median_ms, do
       std::nullopt};
 }
 
+void record_timed_result(TimedResults& results, double expected, double got, bool ok) {
+  if (!ok) {
+    if (results.wrong == 0) {
+      results.first_wrong = results.launches;
+      results.first_expected = expected;
+      results.first_got = got;
+    }
+    ++results.wrong;
+  }
+  ++results.launches;
+}
+
+void add_stale_answer_findings(std::int64_t n, const TimedResults& results, FindingSet& findings) {
+  if (results.wrong == 0) return;
+  findings.add(
+      finding_code::kStaleAnswer,
+      fmt::format("{} of the {} timed launches answered wrong (the first, launch {}: expected {}, got "
+                  "{}). Before each timed launch one element of X changed, and the tests had passed: the "
+                  "kernel answered from an earlier launch (a total kept in device memory, or another "
+                  "shortcut keyed on what it saw before) instead of reading its input. Every launch "
+                  "must compute from X as it is",
+                  results.wrong, results.launches, results.first_wrong + 1, results.first_expected,
+                  results.first_got),
+      n);
+}
+
+void add_constant_count_findings(std::int64_t start, std::int64_t threads, std::int64_t ended_at,
+                                 std::int64_t other_grid_threads, std::int64_t other_grid_increase,
+                                 FindingSet& findings) {
+  if (start != 0 && ended_at == threads) {
+    findings.add(finding_code::kConstantAnswer,
+                 fmt::format("the counter started at {} and ended at exactly {}, the number of threads: the "
+                             "kernel wrote the count instead of adding one per thread",
+                             start, threads));
+  } else if (other_grid_increase != other_grid_threads && other_grid_increase == threads) {
+    findings.add(
+        finding_code::kConstantAnswer,
+        fmt::format("on a grid of {} threads the counter grew by {}, the stage grid's count: the kernel "
+                    "adds a number it knows instead of one per thread",
+                    other_grid_threads, other_grid_increase));
+  }
+}
+
 void to_json(nlohmann::json& j, const TestResult& test) {
-  j = {{"name", test.name}, {"n", test.n},   {"data", test.data},    {"expected", test.expected},
-       {"got", test.got},   {"ok", test.ok}, {"detail", test.detail}};
-  if (!std::isfinite(test.got)) j["got"] = fmt::format("{}", test.got);  // JSON has no NaN
+  j = {{"name", test.name},
+       {"n", test.n},
+       {"data", test.data},
+       {"expected", number_json(test.expected)},
+       {"got", number_json(test.got)},
+       {"ok", test.ok},
+       {"detail", test.detail}};
 }
 
 void from_json(const nlohmann::json& j, TestResult& test) {
   j.at("name").get_to(test.name);
   j.at("n").get_to(test.n);
   j.at("data").get_to(test.data);
-  j.at("expected").get_to(test.expected);
-  if (j.at("got").is_string()) {
-    test.got = std::strtod(j.at("got").get<std::string>().c_str(), nullptr);
-  } else {
-    j.at("got").get_to(test.got);
-  }
+  test.expected = number_from_json(j.at("expected"));
+  test.got = number_from_json(j.at("got"));
   j.at("ok").get_to(test.ok);
   test.detail = j.value("detail", "");
 }

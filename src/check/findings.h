@@ -69,6 +69,26 @@ TestResult judge_partials(std::string_view data, std::int64_t n, const PartialAn
                           const ReferenceSum& total);
 void add_partial_findings(std::int64_t n, const PartialAnalysis& analysis, FindingSet& findings);
 
+// The timed launches: before each of the submission's, the input changed where the kernel cannot
+// predict it (outside the timed region), and each result was checked against what the input then
+// held. `wrong` of `launches` disagreed; the first at launch `first_wrong` (0-based).
+struct TimedResults {
+  int launches = 0;
+  int wrong = 0;
+  int first_wrong = -1;
+  double first_expected = 0;
+  double first_got = 0;
+};
+void record_timed_result(TimedResults& results, double expected, double got, bool ok);
+void add_stale_answer_findings(std::int64_t n, const TimedResults& results, FindingSet& findings);
+
+// The counter contract, against a kernel that writes its answer instead of counting: the counter
+// starts at `start` (not zero), and a launch on another grid must grow it by that grid's threads.
+// `ended_at`: the value after a launch that began at `start` on the stage's grid of `threads`.
+void add_constant_count_findings(std::int64_t start, std::int64_t threads, std::int64_t ended_at,
+                                 std::int64_t other_grid_threads, std::int64_t other_grid_increase,
+                                 FindingSet& findings);
+
 // Exact data, same input, several runs: every run must give the same bits. Each run's result is
 // reduced to a fingerprint of its bits (one float, or a whole partial[] array).
 void add_determinism_findings(std::int64_t n, std::span<const std::uint64_t> fingerprints,

@@ -31,6 +31,42 @@ TEST(Findings, LostIncrementsAreNamedLostUpdates) {
   EXPECT_NE(list[0].message.find("75, 85"), std::string::npos);
 }
 
+TEST(Findings, TimedLaunchesThatAnswerFromBeforeAreStaleAnswers) {
+  TimedResults results;
+  record_timed_result(results, 100, 100, true);
+  record_timed_result(results, 101, 100, false);  // the input changed, the answer did not
+  record_timed_result(results, 102, 100, false);
+  FindingSet findings;
+  add_stale_answer_findings(4194304, results, findings);
+  const auto list = findings.finish();
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "stale_answer");
+  EXPECT_NE(list[0].message.find("2 of the 3 timed launches"), std::string::npos) << list[0].message;
+  EXPECT_NE(list[0].message.find("launch 2: expected 101, got 100"), std::string::npos) << list[0].message;
+
+  TimedResults honest;
+  for (int i = 0; i < 20; ++i) record_timed_result(honest, i, i, true);
+  FindingSet none;
+  add_stale_answer_findings(4194304, honest, none);
+  EXPECT_TRUE(none.finish().empty());
+}
+
+TEST(Findings, ACounterThatWritesOrAddsAKnownNumberIsAConstantAnswer) {
+  const std::int64_t threads = 4096 * 256, other = 2055 * 256;
+  FindingSet wrote;  // atomicExch(c, 1048576) from one thread, the counter starting at 77
+  add_constant_count_findings(77, threads, threads, other, threads - 77, wrote);
+  ASSERT_EQ(wrote.finish().size(), 1u);
+  EXPECT_EQ(wrote.finish()[0].code, "constant_answer");
+  FindingSet added;  // atomicAdd(c, 1048576) from one thread: right on the stage's grid only
+  add_constant_count_findings(77, threads, 77 + threads, other, threads, added);
+  ASSERT_EQ(added.finish().size(), 1u);
+  EXPECT_NE(added.finish()[0].message.find("grew by 1048576"), std::string::npos)
+      << added.finish()[0].message;
+  FindingSet honest;
+  add_constant_count_findings(77, threads, 77 + threads, other, other, honest);
+  EXPECT_TRUE(honest.finish().empty());
+}
+
 TEST(Findings, ExactCountsGiveNoFinding) {
   FindingSet findings;
   const std::int64_t counts[] = {1048576, 1048576};

@@ -21,6 +21,8 @@ inline constexpr std::string_view kPartialContract = "partial_contract";
 inline constexpr std::string_view kInputModified = "input_modified";
 inline constexpr std::string_view kNondeterministic = "nondeterministic";
 inline constexpr std::string_view kImplausibleTime = "implausible_time";
+inline constexpr std::string_view kStaleAnswer = "stale_answer";
+inline constexpr std::string_view kConstantAnswer = "constant_answer";
 }  // namespace finding_code
 
 struct TestResult {

@@ -5,15 +5,19 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <charconv>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "common/environment.h"
+#include "common/json_text.h"
 #include "compile/frontend.h"
+#include "compile/include_policy.h"
 #include "compile/nvrtc_compiler.h"
 #include "compile/sandbox.h"
 #include "gate/calibration.h"
@@ -43,6 +47,37 @@ const Stage& require_stage(const std::vector<Stage>& course, const std::string& 
   std::string known;
   for (const auto& s : course) known += fmt::format("\n  {:<14} {}", s.id, s.slug_id());
   throw UsageError(fmt::format("no stage '{}'. Stages:{}", id, known));
+}
+
+// Ends a command that could not do its work: the reason on stderr and, under --json, one JSON
+// object on stdout as well, so a program reading stdout always gets JSON.
+int fail(bool json, std::string_view kind, const std::string& message) {
+  std::cerr << "cudojo: " << message << "\n";
+  if (json)
+    std::cout << json_text({{"error", message}, {"kind", kind}, {"exit_code", kExitUsage}}, 2) << "\n";
+  return kExitUsage;
+}
+
+// An architecture NVRTC can compile for: sm_NN (or sm_NNa), CUDA 13 supporting sm_75 and newer.
+std::string require_arch(const std::string& arch) {
+  static const std::regex kArch(R"(sm_(\d{2,3})[af]?)");
+  std::smatch match;
+  if (!std::regex_match(arch, match, kArch) || std::stoi(match[1]) < 75) {
+    throw UsageError(
+        fmt::format("--arch {}: give an architecture CUDA 13 compiles for, sm_75 or newer "
+                    "(an H100 or H200 is sm_90)",
+                    arch));
+  }
+  return arch;
+}
+
+std::uint64_t parse_seed(const std::string& text) {
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || text.empty()) {
+    throw UsageError(fmt::format("--seed {}: give a whole number from 0 to 18446744073709551615", text));
+  }
+  return value;
 }
 
 int cmd_stages(const std::vector<Stage>& course, bool json) {
@@ -90,7 +125,7 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
     nlohmann::json description = stage_description_json(stage);
     description["signature"] = describe_signature(stage, language);
     if (const std::string* starter = stage.starter(language)) description["starter"] = *starter;
-    std::cout << description.dump(2) << "\n";
+    std::cout << json_text(description, 2) << "\n";
     return 0;
   }
   const std::string extension(source_extension(language));
@@ -108,6 +143,7 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
     std::cout << fmt::format("\nRepeats: {}.\n", stage.runs);
   }
   std::cout << "\n## Gate\n\n    " << describe_gate(stage) << "\n\n";
+  if (language == Language::kCuda) std::cout << "## Headers you may include\n\n" << allowed_headers_text() << "\n";
   if (language != Language::kCuda) {
     const std::string notes = language_notes(course_dir, language);
     if (!notes.empty()) std::cout << notes << "\n";
@@ -133,7 +169,15 @@ SubmissionBuild read_build_file(const std::string& path) {
   }
 }
 
+void require_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw UsageError(fmt::format("'{}' is a folder; give the file that holds your kernel", path));
+  }
+}
+
 std::string read_submission(const std::string& path, std::size_t limit) {
+  require_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UsageError(fmt::format("cannot read '{}'", path));
   std::ostringstream text;
@@ -150,13 +194,13 @@ int cmd_build(const Stage& stage, const std::string& file, Language language, co
   request.language = language;
   request.source = read_submission(file, request.limits.max_source_bytes);
   request.file_name = sanitize_file_name(file);
-  request.arch = arch.empty() ? "sm_90" : arch;
+  request.arch = arch.empty() ? "sm_90" : require_arch(arch);
   request.cuda_include_dir = default_cuda_include_dir();
   const SubmissionBuild build = build_submission(request);
   const nlohmann::json written = build;
   {
     std::ofstream out(output, std::ios::binary);
-    out << written.dump() << "\n";
+    out << json_text(written) << "\n";
     if (!out) throw UsageError(fmt::format("cannot write '{}'", output));
   }
   if (json) {
@@ -384,7 +428,6 @@ int main(int argc, char** argv) {
 
   std::string file;
   std::string arch;
-  std::uint64_t seed = 0;
   std::string colour = "auto";
   auto* check = app.add_subcommand(
       "check",
@@ -402,8 +445,10 @@ int main(int argc, char** argv) {
   check->add_flag("--json", json, "Print one JSON object (the report) instead of the table");
   check->add_option("--arch", arch,
                     "Compile for this architecture (default: the GPU's own, sm_90 without one)");
+  std::string seed_text;
   auto* seed_option =
-      check->add_option("--seed", seed, "Seed for the random test data (default: fresh each run)");
+      check->add_option("--seed", seed_text,
+                        "Seed for the random test data, 0 to 18446744073709551615 (default: fresh each run)");
   bool no_sanitize = false;
   check->add_flag(
       "--no-sanitize", no_sanitize,
@@ -511,6 +556,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*build) {
+      require_file(file);
       const Language language = language_of(file, lang_option);
       if (build_output.empty())
         build_output = std::filesystem::path(file).replace_extension(".build").string();
@@ -531,12 +577,13 @@ int main(int argc, char** argv) {
     } else {
       if (file.empty())
         throw UsageError("check needs your kernel's file (or --build FILE from `cudojo build`)");
+      require_file(file);
       request.language = language_of(file, lang_option);
       request.source = read_submission(file, request.workers.limits.max_source_bytes);
       request.file_name = sanitize_file_name(file);
     }
-    if (!arch.empty()) request.arch = arch;
-    if (*seed_option) request.seed = seed;
+    if (!arch.empty()) request.arch = require_arch(arch);
+    if (*seed_option) request.seed = parse_seed(seed_text);
     request.workers.sanitize = !no_sanitize;
     request.profile = !no_profile;
     request.calibration_dir = calibration_dir.string();
@@ -544,20 +591,17 @@ int main(int argc, char** argv) {
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);
     if (json) {
-      std::cout << nlohmann::json(report).dump(2) << "\n";
+      std::cout << json_text(nlohmann::json(report), 2) << "\n";
     } else {
       const bool use_colour = colour == "always" || (colour == "auto" && colour_wanted(1));
       std::cout << render_text(report, use_colour);
     }
     return exit_code(report.verdict);
   } catch (const UsageError& error) {
-    std::cerr << "cudojo: " << error.what() << "\n";
-    return kExitUsage;
+    return fail(json, "usage_error", error.what());
   } catch (const StageError& error) {
-    std::cerr << "cudojo: course data problem: " << error.what() << "\n";
-    return kExitUsage;
+    return fail(json, "course_error", std::string("course data problem: ") + error.what());
   } catch (const std::exception& error) {
-    std::cerr << "cudojo: internal error: " << error.what() << "\n";
-    return kExitUsage;
+    return fail(json, "internal_error", std::string("internal error: ") + error.what());
   }
 }

@@ -17,6 +17,9 @@ struct JudgeLimits {
   std::size_t max_compile_log_bytes = 32 * 1024;
   // Device printf output captured from the worker; the rest is drained and dropped.
   std::size_t max_output_bytes = 16 * 1024;
+  // The device's printf buffer per synchronization (cudaLimitPrintfFifoSize); printing beyond it is
+  // dropped on the GPU, so printing cannot make a correct kernel's check run out of time.
+  std::size_t device_printf_bytes = 64 * 1024;
 
   // Wall-clock budgets the parent enforces on the worker, in milliseconds.
   // Start-up covers process start, CUDA context creation and the NVRTC compiles.

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json_text.h"
 #include "compile/frontend_scripts.h"
 #include "compile/sandbox.h"
 
@@ -206,7 +207,7 @@ FrontendResult compile_with_frontend(const FrontendRequest& request) {
     scratch.emplace(fs::temp_directory_path());
     write_file(scratch->path() / "frontend.py", script);
     write_file(scratch->path() / source_name, request.source);
-    write_file(scratch->path() / "request.json", job.dump());
+    write_file(scratch->path() / "request.json", json_text(job));
     if (request.language == Language::kRust)
       write_file(scratch->path() / "cudojo_prelude.rs", rust_prelude_source());
   } catch (const std::exception& error) {
@@ -246,9 +247,10 @@ FrontendResult compile_with_frontend(const FrontendRequest& request) {
   compile.log = cap(answer.value("log", std::string()), request.max_log_bytes);
   for (const auto& item : answer.value("diagnostics", nlohmann::json::array())) {
     if (!item.is_object()) continue;
-    compile.diagnostics.push_back({request.file_name, item.value("line", 0),
-                                   item.value("severity", std::string("error")),
-                                   item.value("message", std::string())});
+    Diagnostic diagnostic{request.file_name, item.value("line", 0),
+                          item.value("severity", std::string("error")), item.value("message", std::string())};
+    diagnostic.column = item.value("column", 0);
+    compile.diagnostics.push_back(std::move(diagnostic));
   }
   compile.ok = answer.value("ok", false);
   if (!compile.ok) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace cudojo {
 namespace {
 
@@ -75,11 +77,117 @@ TEST(IncludePolicy, DirectiveTextInsideCommentsAndStringsIsIgnored) {
 }
 
 TEST(IncludePolicy, HeaderNamesAreCheckedCharacterByCharacter) {
-  EXPECT_TRUE(header_allowed("cub/cub.cuh"));
-  EXPECT_FALSE(header_allowed("cub//cub.cuh"));
+  EXPECT_TRUE(header_allowed("cub/block/block_reduce.cuh"));
+  EXPECT_FALSE(header_allowed("cub//block/block_reduce.cuh"));
   EXPECT_FALSE(header_allowed("cub/cub.cuh\t"));
   EXPECT_FALSE(header_allowed(""));
   EXPECT_FALSE(header_allowed(".hidden"));
+}
+
+TEST(IncludePolicy, CubHeadersThatNeedTheHostAreRefusedNamingThoseThatWork) {
+  // <cub/cub.cuh> compiles for seconds and fails with `cannot open source file "iterator"`.
+  for (const std::string& header :
+       {"cub/cub.cuh", "cub/device/device_reduce.cuh", "cub/util_allocator.cuh"}) {
+    auto result = scan("// one\n#include <" + header + ">\n");
+    ASSERT_EQ(result.refused.size(), 1u) << header;
+    EXPECT_EQ(result.refused[0].line, 2);
+    EXPECT_NE(result.refused[0].reason.find("<cub/block/block_reduce.cuh>"), std::string::npos)
+        << result.refused[0].reason;
+  }
+  EXPECT_TRUE(scan("#include <cub/block/block_reduce.cuh>\n#include <cub/warp/warp_reduce.cuh>\n").ok());
+}
+
+TEST(IncludePolicy, TheAllowedHeadersAreData) {
+  const auto table = allowed_headers();
+  const auto row = [&](std::string_view name) {
+    return std::find_if(table.begin(), table.end(), [&](const AllowedHeader& h) { return h.name == name; });
+  };
+  ASSERT_NE(row("cub/block/"), table.end());
+  EXPECT_EQ(row("cub/block/")->kind, "cuda");
+  EXPECT_EQ(row("cub/cub.cuh")->kind, "refused");
+  for (const auto& shim : shim_headers()) {
+    ASSERT_NE(row(shim.name), table.end()) << shim.name;
+    EXPECT_EQ(row(shim.name)->kind, "shim");
+    EXPECT_TRUE(header_allowed(shim.name));
+  }
+  for (const auto& header : table) {
+    if (header.name.ends_with('/')) continue;
+    EXPECT_EQ(header_allowed(header.name), header.kind != "refused") << header.name;
+  }
+  const std::string text = allowed_headers_text();
+  EXPECT_NE(text.find("<cstdio>"), std::string::npos);
+  EXPECT_NE(text.find("<cub/block/...>"), std::string::npos);
+  EXPECT_NE(text.find("<cub/cub.cuh>"), std::string::npos);
+}
+
+TEST(IncludePolicy, HasIncludeOnlyWithAnAllowedHeaderNamedDirectly) {
+  EXPECT_TRUE(scan("#if __has_include(<cub/block/block_reduce.cuh>)\n#endif\n").ok());
+  EXPECT_TRUE(scan("#if __has_include( \"cstdio\" ) && 1\n#endif\n").ok());
+  for (const std::string& source : {
+           "#if __has_include(\"/etc/shadow\")\n#error yes\n#endif\n",
+           "#if __has_include(<../../etc/shadow>)\n#endif\n",
+           "#if __has_include(\"cub/../../../../etc/shadow\")\n#endif\n",
+           "#define F \"/etc/shadow\"\n#if __has_include(F)\n#endif\n",
+           "#define H __has_include\n#if H(\"/etc/shadow\")\n#endif\n",
+           "#define H(x) __has_include(x)\n",
+           "#define CAT(a, b) a##b\n#if CAT(__has_, include)(\"/etc/shadow\")\n#endif\n",
+           "#define CAT(a, b, c) a##b##c\n#if CAT(_, _has, _include)(\"/etc/shadow\")\n#endif\n",
+           "#if _CCCL_HAS_INCLUDE(\"/etc/shadow\")\n#endif\n",
+           "#if __has_include_next(<cstdio>)\n#endif\n",
+           "#ifdef __has_include\n#endif\n",
+           "#if __has_\\\ninclude(\"/etc/shadow\")\n#endif\n",
+       }) {
+    EXPECT_FALSE(scan(source).ok()) << source;
+  }
+  // Words that merely resemble it are fine.
+  EXPECT_TRUE(scan("__device__ __half h; int __shfl_total; int _x; // __has_include(\"/etc\")\n").ok());
+}
+
+TEST(IncludePolicy, TrigraphsAreTextInCommentsAndLiterals) {
+  EXPECT_TRUE(scan("// why?"
+                   "?= and ?"
+                   "?/\n")
+                  .ok());
+  EXPECT_TRUE(scan("/* ?"
+                   "?= */ const char* s = \"?"
+                   "?/\"; char c = '?';\n")
+                  .ok());
+  auto refused = scan(
+      "int a; ?"
+      "?=define X\n");
+  ASSERT_EQ(refused.refused.size(), 1u);
+  EXPECT_EQ(refused.refused[0].line, 1);
+}
+
+TEST(IncludePolicy, TheRefusedExcerptStartsAtTheDirective) {
+  auto digraph = scan("%:include \"/etc/passwd\"\n");
+  ASSERT_EQ(digraph.refused.size(), 1u);
+  EXPECT_EQ(digraph.refused[0].text, "%:include \"/etc/passwd\"");
+  auto hash = scan("  #  include \"/etc/passwd\"\r\n");
+  ASSERT_EQ(hash.refused.size(), 1u);
+  EXPECT_EQ(hash.refused[0].text, "#  include \"/etc/passwd\"");
+}
+
+TEST(IncludePolicy, AByteOrderMarkDoesNotHideADirective) {
+  auto result = scan("\xEF\xBB\xBF#include \"/etc/passwd\"\n");
+  ASSERT_EQ(result.refused.size(), 1u);
+  EXPECT_EQ(result.refused[0].line, 1);
+  EXPECT_EQ(without_byte_order_mark("\xEF\xBB\xBFint x;"), "int x;");
+  EXPECT_EQ(without_byte_order_mark("int x;"), "int x;");
+}
+
+TEST(IncludePolicy, QuotedHeaderNamesAreCompiledAngled) {
+  const std::string source =
+      "#include \"cstdint\"\n#include <cstdio>\n#if __has_include(\"cuda/std/limits\")\n#endif\n"
+      "#inc\\\nlude \"cfloat\"\nconst char* s = \"#include \\\"x\\\"\";\n";
+  auto result = scan(source);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(angled_includes(source, result),
+            "#include <cstdint>\n#include <cstdio>\n#if __has_include(<cuda/std/limits>)\n#endif\n"
+            "#inc\\\nlude <cfloat>\nconst char* s = \"#include \\\"x\\\"\";\n");
+  ASSERT_EQ(result.includes.size(), 3u);
+  EXPECT_EQ(result.includes[2].line, 5);
+  EXPECT_EQ(result.includes[2].name, "cfloat");
 }
 
 }  // namespace

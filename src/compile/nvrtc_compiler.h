@@ -1,11 +1,18 @@
 // Compiles one submission (or a reference) with NVRTC to a cubin for one GPU architecture.
-// The source is scanned by include_policy first; the kernel's signature is checked by the compiler
-// itself (a static_assert appended after the learner's last line), and every diagnostic is mapped
-// back to the learner's file and line, or rewritten when it comes from the judge's own lines.
+// The source is scanned by include_policy first, and NVRTC looks for headers only in CUDA's folders
+// and the in-memory shims. The kernel's signature is checked by the compiler itself (a check
+// appended after the learner's last line that no macro can switch off, and the kernel's mangled
+// name). NVRTC's log is read into diagnostics with their column and source excerpt: errors and
+// warnings in the learner's file, errors inside CUDA's headers named by the header with a note at
+// the learner's line they come from; diagnostics of the judge's own lines become one sentence about
+// the expected kernel, and messages about NVRTC's options are put in the stage's terms. Every string
+// in the result is valid UTF-8.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/limits.h"
@@ -14,10 +21,16 @@
 namespace cudojo {
 
 struct Diagnostic {
+  Diagnostic() = default;
+  Diagnostic(std::string file, int line, std::string severity, std::string message)
+      : file(std::move(file)), line(line), severity(std::move(severity)), message(std::move(message)) {}
+
   std::string file;
   int line = 0;          // 0 when the diagnostic names no line
-  std::string severity;  // "error", "warning", "catastrophic error", "remark"
+  std::string severity;  // "error", "warning", "catastrophic error", "remark", "note"
   std::string message;
+  int column = 0;         // 1-based; 0 when the compiler names none
+  std::string context{};  // the compiler's own excerpt: the source line and a caret, when it gives one
 };
 
 struct CompileRequest {
@@ -49,8 +62,14 @@ struct CompileResult {
 
 CompileResult compile_kernel(const CompileRequest& request);
 
-// Parses NVRTC's log ("file(12): error: message") into diagnostics.
+// Parses NVRTC's log ("file(12): error: message", "file(3): warning #177-D: message", the source
+// line and caret after each, notes) into diagnostics as NVRTC names them, nothing filtered.
 std::vector<Diagnostic> parse_nvrtc_log(const std::string& log);
+
+// The Itanium ABI name of a C++ kernel `kernel` whose type is `pointer_type`
+// ("reduce", "void (*)(const float*, float*, int)" -> "_Z6reducePKfPfi"); nothing when a parameter
+// type is not a builtin, a pointer or a CUDA vector type (a typedef mangles as what it names).
+std::optional<std::string> itanium_kernel_name(std::string_view kernel, std::string_view pointer_type);
 
 // NVRTC's version, e.g. "13.0".
 std::string nvrtc_version();

@@ -1,5 +1,8 @@
 // The counter contract: `__global__ void NAME(int* c)` on a fixed grid; every thread adds one.
-// Checked: the count equals blocks x threads on every one of stage.runs launches.
+// Checked: the counter grows by blocks x threads on every one of stage.runs launches. It never
+// starts at zero (a kernel that writes the count instead of adding would pass from zero), one more
+// launch runs on a smaller grid (a kernel that adds a number it knows would pass on the stage's),
+// and every timed launch's count is checked too.
 #include <fmt/format.h>
 
 #include "check/findings.h"
@@ -22,24 +25,56 @@ class CounterDriver : public ContractDriver {
     allocate(context);
     const auto& launch = context.stage.launch;
     const std::int64_t expected = static_cast<std::int64_t>(*launch.fixed_blocks) * launch.threads_per_block;
-    context.announce.phase("tests", context.stage.runs);
+    context.announce.phase("tests", context.stage.runs + 1);
+    SplitMix64 random(case_seed(context.seed, "counter", expected));
     std::vector<std::int64_t> counts;
+    std::int64_t first_start = 0, first_end = 0;
     for (int run = 1; run <= context.stage.runs; ++run) {
-      CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
-      context.gpu.sync_judge();
-      launch_kernel(context, context.submission, true);
-      int count = 0;
-      context.gpu.download(&count, counter_.get(), sizeof count);
-      counts.push_back(count);
-      outcome.tests.push_back(judge_count(run, expected, count));
+      const int start = random_start(random);
+      const int end = launch_from(context, start, *launch.fixed_blocks);
+      if (run == 1) {
+        first_start = start;
+        first_end = end;
+      }
+      counts.push_back(static_cast<std::int64_t>(end) - start);
+      outcome.tests.push_back(judge_count(run, expected, counts.back()));
     }
-    add_count_findings(counts, expected, outcome.findings);
+    // The same kernel on a smaller grid must count that grid's threads.
+    const int other_blocks = *launch.fixed_blocks / 2 + 7;
+    const std::int64_t other_expected = static_cast<std::int64_t>(other_blocks) * launch.threads_per_block;
+    const int start = random_start(random);
+    const std::int64_t other_increase =
+        static_cast<std::int64_t>(launch_from(context, start, other_blocks)) - start;
+    TestResult other = judge_count(context.stage.runs + 1, other_expected, other_increase);
+    other.name = fmt::format("count on {} blocks", other_blocks);
+    outcome.tests.push_back(other);
+    add_constant_count_findings(first_start, expected, first_end, other_expected, other_increase,
+                                outcome.findings);
+    if (!outcome.findings.has(finding_code::kConstantAnswer))
+      add_count_findings(counts, expected, outcome.findings);
   }
 
   void measure(ContractContext& context, ContractOutcome& outcome) override {
     context.announce.phase("timing", 2 * (kWarmupLaunches + StopRule::Settings{}.max_samples));
-    auto times = time_interleaved(context.gpu, timed(context, context.submission, true),
-                                  timed(context, context.reference, false));
+    const auto& launch = context.stage.launch;
+    const std::int64_t expected = static_cast<std::int64_t>(*launch.fixed_blocks) * launch.threads_per_block;
+    SplitMix64 random(case_seed(context.seed, "counter timing", expected));
+    int start = 0;
+    TimedResults results;
+    TimedKernel submission = timed(context, context.submission, true);
+    submission.prepare = [&] {
+      start = random_start(random);
+      context.gpu.upload(counter_.get(), &start, sizeof start);
+    };
+    submission.verify = [&] {
+      int end = 0;
+      context.gpu.download(&end, counter_.get(), sizeof end);
+      const std::int64_t increase = static_cast<std::int64_t>(end) - start;
+      record_timed_result(results, static_cast<double>(expected), static_cast<double>(increase),
+                          increase == expected);
+    };
+    auto times = time_interleaved(context.gpu, submission, timed(context, context.reference, false));
+    add_stale_answer_findings(expected, results, outcome.findings);
     outcome.submission_time = times.submission;
     outcome.reference_time = times.reference;
     outcome.timed_n = static_cast<std::int64_t>(*context.stage.launch.fixed_blocks) *
@@ -61,12 +96,25 @@ class CounterDriver : public ContractDriver {
     if (!counter_.get()) counter_ = DeviceBuffer<int>(1);
   }
 
-  void launch_kernel(ContractContext& context, const LoadedKernel& kernel, bool learner) {
+  // Where a run's counter starts: never zero, and far enough below INT_MAX for a million adds.
+  static int random_start(SplitMix64& random) { return 1 + static_cast<int>(random.next() % (1u << 28)); }
+
+  // One learner launch on `blocks` blocks with the counter at `start`; returns where it ended.
+  int launch_from(ContractContext& context, int start, int blocks) {
+    context.gpu.upload(counter_.get(), &start, sizeof start);
+    launch_kernel(context, context.submission, true, blocks);
+    int end = 0;
+    context.gpu.download(&end, counter_.get(), sizeof end);
+    return end;
+  }
+
+  void launch_kernel(ContractContext& context, const LoadedKernel& kernel, bool learner,
+                     std::optional<int> blocks = std::nullopt) {
     const KernelArgument args[] = {KernelArgument::array(counter_.get(), 1, sizeof(int))};
     const auto& launch = context.stage.launch;
     try {
-      kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
-                    args, context.gpu.stream());
+      kernel.launch(dim3(blocks.value_or(*launch.fixed_blocks)), dim3(launch.threads_per_block),
+                    launch.dynamic_shared_bytes, args, context.gpu.stream());
     } catch (const CudaError& error) {
       if (!learner) throw;
       throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
@@ -89,7 +137,8 @@ class CounterDriver : public ContractDriver {
           kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block),
                         launch.dynamic_shared_bytes, args, context.gpu.stream());
         },
-        learner};
+        learner,
+        {}};
   }
 
   DeviceBuffer<int> counter_;

@@ -13,6 +13,8 @@
 //     not move (else a shared slot was read before anything wrote it).
 //   - partial[] is filled with a NaN payload, so unwritten slots are visible.
 //   - X is read back and compared with the host copy (a kernel must not write its input).
+//   - While timing, one element of X changes before each of the submission's launches, outside the
+//     timed region, and every timed result is checked: state kept between launches gains nothing.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +30,52 @@ namespace {
 
 // Long enough to cover a whole block's worth of reads past N at any block size.
 constexpr std::int64_t kGuardElements = 4096;
+
+// The timed launches' input: exact data (integers 0..3), of which one element, chosen at random,
+// changes to another of those values before each of the submission's launches. The sums stay exact
+// (below 2^24), so each result must equal, bit for bit, the sum of X as it then is.
+class ChangingInput {
+ public:
+  // block_size 0: one total; else one sum per block of that many elements (partial_per_block).
+  ChangingInput(ContractContext& context, std::vector<float>& host_x, std::int64_t n, int block_size)
+      : host_x_(host_x), n_(n), block_size_(block_size), random_(case_seed(context.seed, "timing", n)) {
+    const std::size_t sums = block_size ? static_cast<std::size_t>((n + block_size - 1) / block_size) : 1;
+    sums_.assign(sums, 0.0);
+    for (std::int64_t i = 0; i < n; ++i) sums_[slot(i)] += host_x_[static_cast<std::size_t>(i)];
+  }
+
+  void change_one(ContractContext& context, float* device_x) {
+    const auto i = static_cast<std::int64_t>(random_.next() % static_cast<std::uint64_t>(n_));
+    float& value = host_x_[static_cast<std::size_t>(i)];
+    const float changed = static_cast<float>((static_cast<int>(value) + 1 + random_.next() % 3) % 4);
+    sums_[slot(i)] += changed - value;
+    value = changed;
+    context.gpu.upload(device_x + i, &value, sizeof(float));
+  }
+
+  void check(std::span<const float> got, TimedResults& results) const {
+    bool ok = got.size() == sums_.size();
+    std::size_t first_bad = 0;
+    for (std::size_t k = 0; ok && k < got.size(); ++k) {
+      if (got[k] != static_cast<float>(sums_[k])) {
+        ok = false;
+        first_bad = k;
+      }
+    }
+    record_timed_result(results, sums_[first_bad], got.empty() ? 0.0 : got[first_bad], ok);
+  }
+
+ private:
+  std::size_t slot(std::int64_t i) const {
+    return block_size_ ? static_cast<std::size_t>(i / block_size_) : 0;
+  }
+
+  std::vector<float>& host_x_;
+  std::int64_t n_;
+  int block_size_;
+  SplitMix64 random_;
+  std::vector<double> sums_;
+};
 
 class FloatSumDriver : public ContractDriver {
  public:
@@ -62,8 +110,20 @@ class FloatSumDriver : public ContractDriver {
     const std::int64_t n = context.stage.performance_size;
     context.announce.phase("timing", 2 * (kWarmupLaunches + StopRule::Settings{}.max_samples));
     upload_case(context, DataKind::kExact, n, kGuardQuiet);
-    auto times = time_interleaved(context.gpu, timed(context, context.submission, n, true),
-                                  timed(context, context.reference, n, false));
+    ChangingInput input(context, host_x_, n, partial_ ? context.stage.launch.threads_per_block : 0);
+    TimedKernel submission = timed(context, context.submission, n, true);
+    submission.prepare = [this, &context, &input, n] {
+      input.change_one(context, x_.get());
+      reset_output(context, n);
+    };
+    TimedResults results;
+    submission.verify = [this, &context, &input, &results, n] {
+      std::vector<float> got(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
+      context.gpu.download(got.data(), out_.get(), got.size() * sizeof(float));
+      input.check(got, results);
+    };
+    auto times = time_interleaved(context.gpu, submission, timed(context, context.reference, n, false));
+    add_stale_answer_findings(n, results, outcome.findings);
     outcome.submission_time = times.submission;
     outcome.reference_time = times.reference;
     outcome.timed_n = n;
@@ -262,7 +322,9 @@ class FloatSumDriver : public ContractDriver {
 
   TimedKernel timed(ContractContext& context, const LoadedKernel& kernel, std::int64_t n, bool learner) {
     return TimedKernel{[this, &context, n] { reset_output(context, n); },
-                       [this, &context, &kernel, n] { launch_kernel(context, kernel, n); }, learner};
+                       [this, &context, &kernel, n] { launch_kernel(context, kernel, n); },
+                       learner,
+                       {}};
   }
 
   bool partial_;

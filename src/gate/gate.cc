@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/json_number.h"
+
 namespace cudojo {
 
 GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& submission,
@@ -42,15 +44,15 @@ GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& subm
 
 void to_json(nlohmann::json& j, const GateResult& gate) {
   j = {{"rule", gate.rule}, {"passed", gate.passed}};
-  j["value"] = gate.value ? nlohmann::json(*gate.value) : nlohmann::json(nullptr);
-  j["limit"] = gate.limit ? nlohmann::json(*gate.limit) : nlohmann::json(nullptr);
+  j["value"] = number_json(gate.value);
+  j["limit"] = number_json(gate.limit);
 }
 
 void from_json(const nlohmann::json& j, GateResult& gate) {
   j.at("rule").get_to(gate.rule);
   j.at("passed").get_to(gate.passed);
-  if (!j.at("value").is_null()) gate.value = j.at("value").get<double>();
-  if (!j.at("limit").is_null()) gate.limit = j.at("limit").get<double>();
+  gate.value = optional_number_from_json(j, "value");
+  gate.limit = optional_number_from_json(j, "limit");
 }
 
 }  // namespace cudojo

@@ -85,6 +85,7 @@ LoadedKernel::~LoadedKernel() {
 
 void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args,
                           cudaStream_t stream) const {
+  if (quiet_ && launches_++ > 0) return quiet_->launch(grid, block, shared_bytes, args, stream);
   CUDOJO_CUDA(
       cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
 }
@@ -137,6 +138,10 @@ std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size
 
 GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool with_judge_kernels) {
   CUDOJO_CUDA(cudaSetDevice(device));
+  // Device printf writes into this buffer and the host prints it at each synchronization; a
+  // printf on every one of four million threads would otherwise cost seconds per launch. What does
+  // not fit is dropped on the device (the report says the output was cut).
+  CUDOJO_CUDA(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, kDefaultLimits.device_printf_bytes));
   cudaDeviceProp prop{};
   CUDOJO_CUDA(cudaGetDeviceProperties(&prop, device));
   int driver = 0, runtime = 0;

@@ -89,6 +89,11 @@ class LoadedKernel {
   // A contract's launch, laid out for this kernel's ABI.
   void launch(dim3 grid, dim3 block, std::size_t shared_bytes, std::span<const KernelArgument> args,
               cudaStream_t stream) const;
+  // Printing costs a launch on every thread far more than the work (device printf serializes on
+  // one buffer): after its first launch, this kernel's launches run `quiet`, the same source
+  // built with printf compiled out. The first launch's output is what the learner sees.
+  void print_only_first_launch(std::unique_ptr<LoadedKernel> quiet) { quiet_ = std::move(quiet); }
+
   // Copies the loaded code's __device__ variable `name` (an extern "C" name) to the host, at most
   // `count` elements; empty when the code has no such variable.
   std::vector<std::uint32_t> read_global(const char* name, std::size_t count) const;
@@ -97,6 +102,8 @@ class LoadedKernel {
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
   ParameterAbi abi_;
+  std::unique_ptr<LoadedKernel> quiet_;
+  mutable int launches_ = 0;
 };
 
 // The parameter values of one launch in `abi`'s layout, each 8 bytes wide (a 32-bit parameter

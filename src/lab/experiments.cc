@@ -131,7 +131,8 @@ Result run_contention(Context& context) {
           TimedKernel{
               [&] { CUDOJO_CUDA(cudaMemsetAsync(bins.get(), 0, 256 * sizeof(unsigned), gpu.stream())); },
               [&, kind = kind] { launch_histogram(kind, values.get(), bins.get(), kN, sms, gpu.stream()); },
-              false});
+              false,
+              {}});
       median[fmt::format("{}/{}", kind_name, data_name)] = stats.median_ms;
       table.rows.push_back({kind_name, data_name, stats.median_ms, stats.min_ms, stats.max_ms, "ok"});
     }
@@ -180,7 +181,7 @@ struct SumBench {
   }
   TimeStats time(SumStrategy strategy, std::size_t n) {
     return time_until_stable(
-        gpu, TimedKernel{[=, this] { reset(strategy); }, [=, this] { launch(strategy, n); }, false});
+        gpu, TimedKernel{[=, this] { reset(strategy); }, [=, this] { launch(strategy, n); }, false, {}});
   }
 };
 
@@ -479,7 +480,8 @@ Result run_float_max(Context& context) {
                                                     cudaMemcpyHostToDevice, gpu.stream()));
                       },
                       [&, kind = kind] { launch_float_max(kind, x.get(), best.get(), kN, gpu.stream()); },
-                      false});
+                      false,
+                      {}});
       timing.rows.push_back({kind_name, order, stats.median_ms, stats.min_ms, stats.max_ms});
     }
   }

@@ -17,6 +17,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json_number.h"
+
 namespace cudojo {
 
 namespace {
@@ -415,16 +417,15 @@ ProfileResult parse_ncu_csv(const std::string& csv) {
 }
 
 void to_json(nlohmann::json& j, const KernelMetrics& metrics) {
-  j = {{"sm_throughput_pct", metrics.sm_throughput_pct},
-       {"dram_throughput_pct", metrics.dram_throughput_pct},
-       {"duration_ms", metrics.duration_ms},
-       {"global_atomics", metrics.global_atomics}};
+  j = {{"sm_throughput_pct", number_json(metrics.sm_throughput_pct)},
+       {"dram_throughput_pct", number_json(metrics.dram_throughput_pct)},
+       {"duration_ms", number_json(metrics.duration_ms)},
+       {"global_atomics", number_json(metrics.global_atomics)}};
 }
 
 void from_json(const nlohmann::json& j, KernelMetrics& metrics) {
   auto number = [&](const char* key) {
-    return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>()
-                                                    : std::numeric_limits<double>::quiet_NaN();
+    return j.contains(key) ? number_from_json(j.at(key)) : std::numeric_limits<double>::quiet_NaN();
   };
   metrics.sm_throughput_pct = number("sm_throughput_pct");
   metrics.dram_throughput_pct = number("dram_throughput_pct");

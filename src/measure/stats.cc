@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "common/json_number.h"
+
 namespace cudojo {
 
 namespace {
@@ -46,13 +48,16 @@ bool StopRule::done() const {
 }
 
 void to_json(nlohmann::json& j, const TimeStats& stats) {
-  j = {{"median", stats.median_ms}, {"min", stats.min_ms}, {"max", stats.max_ms}, {"samples", stats.samples}};
+  j = {{"median", number_json(stats.median_ms)},
+       {"min", number_json(stats.min_ms)},
+       {"max", number_json(stats.max_ms)},
+       {"samples", stats.samples}};
 }
 
 void from_json(const nlohmann::json& j, TimeStats& stats) {
-  j.at("median").get_to(stats.median_ms);
-  j.at("min").get_to(stats.min_ms);
-  j.at("max").get_to(stats.max_ms);
+  stats.median_ms = number_from_json(j.at("median"));
+  stats.min_ms = number_from_json(j.at("min"));
+  stats.max_ms = number_from_json(j.at("max"));
   j.at("samples").get_to(stats.samples);
 }
 

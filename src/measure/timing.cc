@@ -9,12 +9,18 @@ double sample(GpuSession& gpu, const TimedKernel& kernel) {
     kernel.prepare();
     gpu.flush_l2();
   };
-  if (!kernel.learner) return gpu.time_once(prepare, kernel.launch);
-  try {
-    return gpu.time_once(prepare, kernel.launch);
-  } catch (const CudaError& error) {
-    throw LearnerFault(error.name(), std::string("while timing the submission: ") + error.what());
+  double ms = 0;
+  if (!kernel.learner) {
+    ms = gpu.time_once(prepare, kernel.launch);
+  } else {
+    try {
+      ms = gpu.time_once(prepare, kernel.launch);
+    } catch (const CudaError& error) {
+      throw LearnerFault(error.name(), std::string("while timing the submission: ") + error.what());
+    }
   }
+  if (kernel.verify) kernel.verify();
+  return ms;
 }
 
 void warm_up(GpuSession& gpu, const TimedKernel& kernel) {

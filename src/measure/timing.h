@@ -14,9 +14,12 @@
 namespace cudojo {
 
 struct TimedKernel {
-  std::function<void()> prepare;  // reset the output; runs before the start event
+  std::function<void()> prepare;  // reset the output (and change the input); runs before the start event
   std::function<void()> launch;   // exactly one launch
   bool learner = false;           // faults in learner code become LearnerFault
+  // Runs after every launch, warm-up included, outside the timed region: checks that launch's
+  // result, so a kernel gains nothing from answering out of state it kept from an earlier launch.
+  std::function<void()> verify;
 };
 
 struct InterleavedTimes {

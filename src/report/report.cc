@@ -3,6 +3,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "common/json_number.h"
+
 namespace cudojo {
 
 namespace {
@@ -12,19 +14,30 @@ nlohmann::json optional_json(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
+// Numbers go through number_json (common/json_number.h): JSON has no NaN or infinity.
+nlohmann::json optional_json(const std::optional<double>& value) { return number_json(value); }
+
 template <typename T>
 std::optional<T> optional_from(const nlohmann::json& j, const char* key) {
   if (!j.contains(key) || j.at(key).is_null()) return std::nullopt;
-  return j.at(key).get<T>();
+  if constexpr (std::is_same_v<T, double>) {
+    return number_from_json(j.at(key));
+  } else {
+    return j.at(key).get<T>();
+  }
+}
+
+nlohmann::json timings_json(const std::map<std::string, double>& timings) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [step, ms] : timings) j[step] = number_json(ms);
+  return j;
 }
 
 }  // namespace
 
 void to_json(nlohmann::json& j, const Diagnostic& diagnostic) {
-  j = {{"file", diagnostic.file},
-       {"line", diagnostic.line},
-       {"severity", diagnostic.severity},
-       {"message", diagnostic.message}};
+  j = {{"file", diagnostic.file},         {"line", diagnostic.line},       {"column", diagnostic.column},
+       {"severity", diagnostic.severity}, {"message", diagnostic.message}, {"context", diagnostic.context}};
 }
 
 void from_json(const nlohmann::json& j, Diagnostic& diagnostic) {
@@ -32,6 +45,8 @@ void from_json(const nlohmann::json& j, Diagnostic& diagnostic) {
   j.at("line").get_to(diagnostic.line);
   j.at("severity").get_to(diagnostic.severity);
   j.at("message").get_to(diagnostic.message);
+  diagnostic.column = j.value("column", 0);
+  diagnostic.context = j.value("context", std::string());
 }
 
 void to_json(nlohmann::json& j, const Report& report) {
@@ -48,7 +63,7 @@ void to_json(nlohmann::json& j, const Report& report) {
                   {"nvrtc", report.compile.nvrtc},
                   {"log", report.compile.log},
                   {"diagnostics", report.compile.diagnostics},
-                  {"compile_ms", report.compile.compile_ms}};
+                  {"compile_ms", number_json(report.compile.compile_ms)}};
   j["tests"] = report.tests;
   j["findings"] = report.findings;
   const Metrics& m = report.metrics;
@@ -60,20 +75,19 @@ void to_json(nlohmann::json& j, const Report& report) {
       {"bandwidth_gbps", optional_json(m.bandwidth_gbps)},
       {"pct_of_peak", optional_json(m.pct_of_peak)},
       {"note", m.note},
-      {"sm_throughput_pct", m.kernel ? nlohmann::json(m.kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
+      {"sm_throughput_pct", m.kernel ? number_json(m.kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
       {"dram_throughput_pct",
-       m.kernel ? nlohmann::json(m.kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
-      {"global_atomics", m.kernel ? nlohmann::json(m.kernel->global_atomics) : nlohmann::json(nullptr)},
-      {"kernel_duration_ms", m.kernel ? nlohmann::json(m.kernel->duration_ms) : nlohmann::json(nullptr)},
+       m.kernel ? number_json(m.kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
+      {"global_atomics", m.kernel ? number_json(m.kernel->global_atomics) : nlohmann::json(nullptr)},
+      {"kernel_duration_ms", m.kernel ? number_json(m.kernel->duration_ms) : nlohmann::json(nullptr)},
       {"reference_sm_throughput_pct",
-       m.reference_kernel ? nlohmann::json(m.reference_kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
-      {"reference_dram_throughput_pct", m.reference_kernel
-                                            ? nlohmann::json(m.reference_kernel->dram_throughput_pct)
-                                            : nlohmann::json(nullptr)},
+       m.reference_kernel ? number_json(m.reference_kernel->sm_throughput_pct) : nlohmann::json(nullptr)},
+      {"reference_dram_throughput_pct",
+       m.reference_kernel ? number_json(m.reference_kernel->dram_throughput_pct) : nlohmann::json(nullptr)},
       {"reference_global_atomics",
-       m.reference_kernel ? nlohmann::json(m.reference_kernel->global_atomics) : nlohmann::json(nullptr)},
+       m.reference_kernel ? number_json(m.reference_kernel->global_atomics) : nlohmann::json(nullptr)},
       {"reference_kernel_duration_ms",
-       m.reference_kernel ? nlohmann::json(m.reference_kernel->duration_ms) : nlohmann::json(nullptr)},
+       m.reference_kernel ? number_json(m.reference_kernel->duration_ms) : nlohmann::json(nullptr)},
       {"metrics_source", m.metrics_source},
       {"metrics_note", m.metrics_note},
       {"metrics_passes", m.metrics_passes}};
@@ -84,8 +98,8 @@ void to_json(nlohmann::json& j, const Report& report) {
                                 {"n", d.n},
                                 {"runs", d.runs},
                                 {"distinct", d.distinct},
-                                {"min", d.min},
-                                {"max", d.max}});
+                                {"min", number_json(d.min)},
+                                {"max", number_json(d.max)}});
   }
   j["sanitizer"] = {{"requested", report.sanitizer.requested},
                     {"ran", report.sanitizer.ran},
@@ -93,7 +107,7 @@ void to_json(nlohmann::json& j, const Report& report) {
                     {"tools", nlohmann::json::array()}};
   for (const auto& tool : report.sanitizer.tools) {
     j["sanitizer"]["tools"].push_back(
-        {{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", tool.seconds}});
+        {{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", number_json(tool.seconds)}});
   }
   j["barrier_check"] = {{"ran", report.barrier_check.ran},
                         {"n", report.barrier_check.n},
@@ -109,10 +123,11 @@ void to_json(nlohmann::json& j, const Report& report) {
                       {"previous_sm_throughput_pct", optional_json(c.previous_sm_throughput_pct)}};
   j["output"] = {{"captured", report.output.text},
                  {"truncated", report.output.truncated},
-                 {"bytes", report.output.bytes}};
+                 {"bytes", report.output.bytes},
+                 {"note", report.output.note}};
   j["seed"] = report.seed;
-  j["wall_ms"] = report.wall_ms;
-  j["timings_ms"] = report.timings_ms;
+  j["wall_ms"] = number_json(report.wall_ms);
+  j["timings_ms"] = timings_json(report.timings_ms);
 }
 
 void from_json(const nlohmann::json& j, Report& report) {
@@ -129,7 +144,8 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.compile.nvrtc = compile.value("nvrtc", "");
   compile.at("log").get_to(report.compile.log);
   compile.at("diagnostics").get_to(report.compile.diagnostics);
-  report.compile.compile_ms = compile.value("compile_ms", 0.0);
+  report.compile.compile_ms =
+      compile.contains("compile_ms") ? number_from_json(compile.at("compile_ms")) : 0.0;
   j.at("tests").get_to(report.tests);
   j.at("findings").get_to(report.findings);
   const auto& m = j.at("metrics");
@@ -141,8 +157,7 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.pct_of_peak = optional_from<double>(m, "pct_of_peak");
   report.metrics.note = m.value("note", "");
   auto number = [&](const char* key) {
-    return m.contains(key) && m.at(key).is_number() ? m.at(key).get<double>()
-                                                    : std::numeric_limits<double>::quiet_NaN();
+    return m.contains(key) ? number_from_json(m.at(key)) : std::numeric_limits<double>::quiet_NaN();
   };
   if (m.contains("sm_throughput_pct") && !m.at("sm_throughput_pct").is_null()) {
     report.metrics.kernel = KernelMetrics{number("sm_throughput_pct"), number("dram_throughput_pct"),
@@ -158,8 +173,8 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.metrics_passes = m.value("metrics_passes", 0);
   report.gate = optional_from<GateResult>(j, "gate");
   for (const auto& d : j.value("determinism", nlohmann::json::array())) {
-    report.determinism.push_back(
-        {d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"), d.at("min"), d.at("max")});
+    report.determinism.push_back({d.at("data"), d.at("n"), d.at("runs"), d.at("distinct"),
+                                  number_from_json(d.at("min")), number_from_json(d.at("max"))});
   }
   if (j.contains("barrier_check")) {
     const auto& barriers = j.at("barrier_check");
@@ -174,7 +189,8 @@ void from_json(const nlohmann::json& j, Report& report) {
     report.sanitizer.ran = sanitizer.value("ran", false);
     report.sanitizer.note = sanitizer.value("note", "");
     for (const auto& tool : sanitizer.value("tools", nlohmann::json::array())) {
-      report.sanitizer.tools.push_back({tool.at("tool"), tool.at("errors"), tool.at("seconds")});
+      report.sanitizer.tools.push_back(
+          {tool.at("tool"), tool.at("errors"), number_from_json(tool.at("seconds"))});
     }
   }
   if (j.contains("calibration")) {
@@ -191,12 +207,13 @@ void from_json(const nlohmann::json& j, Report& report) {
     report.output.text = j.at("output").value("captured", "");
     report.output.truncated = j.at("output").value("truncated", false);
     report.output.bytes = j.at("output").value("bytes", std::uint64_t{0});
+    report.output.note = j.at("output").value("note", "");
   }
   report.seed = j.value("seed", std::uint64_t{0});
-  report.wall_ms = j.value("wall_ms", 0.0);
+  report.wall_ms = j.contains("wall_ms") ? number_from_json(j.at("wall_ms")) : 0.0;
   if (j.contains("timings_ms") && j.at("timings_ms").is_object()) {
     for (const auto& [step, ms] : j.at("timings_ms").items()) {
-      if (ms.is_number()) report.timings_ms[step] = ms.get<double>();
+      report.timings_ms[step] = number_from_json(ms);
     }
   }
 }

@@ -81,6 +81,7 @@ struct CapturedOutput {
   std::string text;
   bool truncated = false;
   std::uint64_t bytes = 0;  // total bytes the worker printed, kept or not
+  std::string note;         // how printing was bounded, when it was
 };
 
 struct Report {

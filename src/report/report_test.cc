@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 namespace cudojo {
@@ -71,6 +72,64 @@ TEST(ReportJson, RoundTrips) {
   EXPECT_TRUE(back.barrier_check.ran);
   EXPECT_EQ(back.barrier_check.n, 1000);
   EXPECT_EQ(back.barrier_check.arrivals, 2044u);
+}
+
+// Whatever values a kernel (or a measurement) makes, the report survives the trip through JSON text
+// that the worker's result and the server's store take: every number field, each special value.
+TEST(ReportJson, EveryNumberFieldSurvivesEverySpecialValue) {
+  const double specials[] = {std::nan(""),
+                             -std::nan(""),
+                             std::numeric_limits<double>::infinity(),
+                             -std::numeric_limits<double>::infinity(),
+                             1e308,
+                             -1e308,
+                             std::numeric_limits<double>::denorm_min(),
+                             -0.0,
+                             static_cast<double>(std::numeric_limits<float>::max()) * 2};
+  auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+  for (const double value : specials) {
+    Report report = sample_report();
+    report.tests[0].expected = value;
+    report.tests[0].got = value;
+    report.determinism.push_back({"exact", 4194304, 5, 2, value, value});
+    report.metrics.time_ms = TimeStats{value, value, value, 20};
+    report.metrics.reference_time_ms = TimeStats{value, value, value, 20};
+    report.metrics.time_ratio = value;
+    report.metrics.bandwidth_gbps = value;
+    report.metrics.pct_of_peak = value;
+    report.metrics.kernel = KernelMetrics{value, value, value, value};
+    report.metrics.reference_kernel = KernelMetrics{value, value, value, value};
+    report.gate = GateResult{"time", value, value, false};
+    report.sanitizer.tools.push_back({"racecheck", 0, value});
+    report.calibration.previous_bandwidth_gbps = value;
+    report.calibration.previous_sm_throughput_pct = value;
+    report.compile.compile_ms = value;
+    report.wall_ms = value;
+    report.timings_ms["tests"] = value;
+
+    const std::string text = nlohmann::json(report).dump();  // what travels between processes
+    Report back;
+    ASSERT_NO_THROW(back = nlohmann::json::parse(text).get<Report>()) << value << "\n" << text;
+    EXPECT_TRUE(same(back.tests[0].expected, value)) << value;
+    EXPECT_TRUE(same(back.tests[0].got, value)) << value;
+    EXPECT_TRUE(same(back.determinism.at(0).min, value)) << value;
+    EXPECT_TRUE(same(back.determinism.at(0).max, value)) << value;
+    EXPECT_TRUE(same(back.metrics.time_ms->median_ms, value)) << value;
+    EXPECT_TRUE(same(back.metrics.reference_time_ms->max_ms, value)) << value;
+    EXPECT_TRUE(same(*back.metrics.time_ratio, value)) << value;
+    EXPECT_TRUE(same(*back.metrics.bandwidth_gbps, value)) << value;
+    EXPECT_TRUE(same(*back.metrics.pct_of_peak, value)) << value;
+    EXPECT_TRUE(same(back.metrics.kernel->sm_throughput_pct, value)) << value;
+    EXPECT_TRUE(same(back.metrics.reference_kernel->global_atomics, value)) << value;
+    EXPECT_TRUE(same(*back.gate->value, value)) << value;
+    EXPECT_TRUE(same(*back.gate->limit, value)) << value;
+    EXPECT_TRUE(same(back.sanitizer.tools.at(0).seconds, value)) << value;
+    EXPECT_TRUE(same(*back.calibration.previous_bandwidth_gbps, value)) << value;
+    EXPECT_TRUE(same(back.compile.compile_ms, value)) << value;
+    EXPECT_TRUE(same(back.wall_ms, value)) << value;
+    EXPECT_TRUE(same(back.timings_ms.at("tests"), value)) << value;
+    EXPECT_FALSE(render_text(report, false).empty());  // the text report prints them too
+  }
 }
 
 TEST(ReportText, BarrierLineSaysWhetherEveryThreadArrived) {

@@ -70,13 +70,20 @@ std::string render_text(const Report& report, bool colour) {
   } else if (!report.compile.ok) {
     out << "  compile  " << p.bad("failed") << "\n";
   }
-  if (!report.compile.ok) {
-    for (const auto& d : report.compile.diagnostics) {
-      const std::string where = d.line > 0 ? fmt::format("{}:{}", d.file, d.line) : d.file;
-      out << fmt::format("    {} {}: {}\n", p.bad(d.severity), where, d.message);
-    }
-    if (report.compile.diagnostics.empty()) out << report.compile.log << "\n";
+  // Every diagnostic, also of a compile that passed (its warnings): severity, file:line:column,
+  // the message, and under it the compiler's excerpt (the source line and a caret).
+  for (const auto& d : report.compile.diagnostics) {
+    const std::string where = d.line <= 0    ? d.file
+                              : d.column > 0 ? fmt::format("{}:{}:{}", d.file, d.line, d.column)
+                                             : fmt::format("{}:{}", d.file, d.line);
+    const std::string severity = d.severity.find("error") != std::string::npos ? p.bad(d.severity)
+                                 : d.severity == "warning"                     ? p.warn(d.severity)
+                                                                               : p.dim(d.severity);
+    out << fmt::format("    {} {}: {}\n", severity, where, d.message);
+    std::istringstream context(d.context);
+    for (std::string line; std::getline(context, line);) out << "        " << p.dim("| ") << line << "\n";
   }
+  if (!report.compile.ok && report.compile.diagnostics.empty()) out << report.compile.log << "\n";
 
   if (!report.tests.empty()) {
     int passed = 0;
@@ -204,6 +211,7 @@ std::string render_text(const Report& report, bool colour) {
       ++shown;
     }
     if (shown == 20) out << p.dim("  | ... (more in --json)") << "\n";
+    if (!report.output.note.empty()) out << "  " << p.dim(report.output.note) << "\n";
   }
   out << "\n" << p.bold("Verdict") << "  " << verdict_banner(report, p);
   if (!report.message.empty()) out << "  " << report.message;

@@ -179,7 +179,9 @@ Report decide(const DecisionInput& input) {
   const SessionResult& session = *input.session;
   report.file = input.file_name;
   report.seed = input.seed;
+  const std::string note = report.output.note;  // the worker's word on how printing was bounded
   report.output = session.output;
+  report.output.note = note;
   for (const auto& [step, ms] : session.timings_ms) report.timings_ms[step] = ms;
   if (input.sanitizers) {
     for (const auto& [step, ms] : input.sanitizers->timings_ms) report.timings_ms[step] = ms;

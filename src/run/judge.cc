@@ -7,6 +7,7 @@
 #include <random>
 
 #include "common/environment.h"
+#include "common/json_text.h"
 #include "run/decide.h"
 #include "run/protocol.h"
 #include "run/session.h"
@@ -213,8 +214,8 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
     if (request.before_exclusive_gpu) request.before_exclusive_gpu();
     return !tools_found_a_fault;
   };
-  const SessionResult session =
-      run_worker_session(prepared->check_worker(), nlohmann::json(job).dump(), request.workers.limits, hooks);
+  const SessionResult session = run_worker_session(prepared->check_worker(), json_text(nlohmann::json(job)),
+                                                   request.workers.limits, hooks);
 
   DecisionInput input;
   input.stage = &stage;

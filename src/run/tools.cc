@@ -15,6 +15,7 @@
 
 #include "check/sanitizer.h"
 #include "common/environment.h"
+#include "common/json_text.h"
 
 namespace cudojo {
 
@@ -182,7 +183,7 @@ void SanitizerPass::wait_until_started(Clock::time_point deadline) {
 void SanitizerPass::start(const Job& sanitize_job) {
   if (started_ || tools_.empty()) return;
   started_ = true;
-  auto line = std::make_shared<const std::string>(nlohmann::json(sanitize_job).dump());
+  auto line = std::make_shared<const std::string>(json_text(nlohmann::json(sanitize_job)));
   for (auto& tool : tools_) {
     tool->job_sent = Clock::now();
     // The job (with its cubins) is written from the tool's own thread: a tool that stops reading
@@ -269,7 +270,7 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
             settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
             WorkerMode::kLaunchForNcu),
         settings.limits.max_output_bytes, settings.environment);
-    if (follow_tool_worker(worker, nlohmann::json(launch_job).dump(), settings.limits.tool_budget_ms)
+    if (follow_tool_worker(worker, json_text(nlohmann::json(launch_job)), settings.limits.tool_budget_ms)
             .timed_out) {
       metrics.note = fmt::format("metrics unavailable: {}; ncu was stopped after its budget", cupti_error);
       metrics.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();

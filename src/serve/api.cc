@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/json_text.h"
 #include "serve/dispatcher.h"
 #include "serve/markdown.h"
 #include "stage/stage_json.h"
@@ -21,7 +22,7 @@ constexpr const char* kSignInFirst = "sign in first: POST /api/learners gives a 
 
 void send_json(httplib::Response& response, int status, const json& body) {
   response.status = status;
-  response.set_content(body.dump(), "application/json");
+  response.set_content(json_text(body), "application/json");
 }
 
 // The sentence for an error httplib answered by itself (no route, a body over the limit, ...).
@@ -340,7 +341,7 @@ bool Api::stream_job_events(std::int64_t job_id, std::chrono::steady_clock::time
     }
     const bool done = current->state == JobState::kDone;
     const std::string event = done ? "result" : "progress";
-    const std::string data = job_json(store_, *current, false).dump();
+    const std::string data = json_text(job_json(store_, *current, false));
     const std::string key =
         done ? "done" : current->phase + "/" + std::to_string(store_.queue_position(job_id));
     const auto now = std::chrono::steady_clock::now();

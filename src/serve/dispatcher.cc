@@ -5,6 +5,8 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "common/json_text.h"
+
 namespace cudojo {
 
 Dispatcher::Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings)
@@ -111,7 +113,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     report.message = fmt::format("the server could not judge this job: {}", error.what());
   }
   try {
-    store_.finish(job.id, std::string(to_string(report.verdict)), nlohmann::json(report).dump());
+    store_.finish(job.id, std::string(to_string(report.verdict)), json_text(nlohmann::json(report)));
   } catch (const std::exception& error) {
     fmt::print(stderr, "cudojo serve: cannot record job {}: {}\n", job.id, error.what());
   }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "common/json_text.h"
 #include "report/report.h"
 
 namespace cudojo {
@@ -374,7 +375,7 @@ int Store::requeue_interrupted() {
   report.verdict = Verdict::kInternalError;
   report.message =
       fmt::format("the server stopped while running this job {} times; it was not run again", kMaxAttempts);
-  const std::string gave_up = nlohmann::json(report).dump();
+  const std::string gave_up = json_text(nlohmann::json(report));
   Statement fail(db_,
                  "UPDATE jobs SET state = 'done', phase = 'done', verdict = 'internal_error', report = ?,"
                  " finished_at = ? WHERE state = 'running' AND attempts >= ?");

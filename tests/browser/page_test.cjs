@@ -1,8 +1,10 @@
 // Browser test of the page: Debian's chromium driven by playwright-core.
 //   node page_test.cjs CUDOJO_BINARY WEB_DIR SCREENSHOT_PNG
 // Starts `cudojo serve` on a free port with a fresh data folder, opens the page, signs in,
-// chooses stage 3, checks the lesson and the starter, puts a compile error on a known line, runs,
-// and expects the verdict and a clickable diagnostic at that line. Then the language switch: Python
+// chooses stage 3, checks the lesson and the starter, puts a compile error and a warning on known
+// lines, runs, and expects the verdict, a clickable diagnostic at that line and column with the
+// compiler's excerpt, and the warning marked as one; reports drawn by the page show a header's
+// error without a link into the learner's file, and an accepted kernel's warnings. Then the language switch: Python
 // shows its starter, signature and editor mode; drafts are kept per stage and language across a
 // reload; Run sends the language, the result and the history say it; opening a history entry
 // switches the language back; Rust and "Reset to starter"; an old per-stage draft becomes the CUDA
@@ -67,6 +69,27 @@ async function typeLineAfter(page, after, text) {
   await page.keyboard.press("Enter");
   await page.keyboard.type(text);
   return index + 2;
+}
+
+// Reports drawn by the page's own showReport: a diagnostic inside a CUDA header names the header
+// and is no link into the learner's file (its note at the learner's line is); an accepted kernel's
+// warnings are listed.
+async function checkDiagnosticsOfOtherFiles(page) {
+  await page.selectOption("#language", "cuda");
+  await page.evaluate(() => showReport({
+    verdict: "compile_error", stage: "reduction/3", language: "cuda", file: "submission.cu", message: "",
+    compile: { ok: false, diagnostics: [
+      { file: "cub/block/block_reduce.cuh", line: 518, column: 3, severity: "error", message: "inside CUB", context: "x\n  ^" },
+      { file: "submission.cu", line: 2, column: 0, severity: "note", message: "the error in <cub/block/block_reduce.cuh> comes from this line", context: "" }] } }));
+  expect(await page.locator("#tab-result li.error a.line").count() === 0, "a header's line is not a link into the learner's file");
+  expect((await page.textContent("#tab-result li.error")).includes("cub/block/block_reduce.cuh:518"), "the header and its line are named");
+  expect(await page.locator("#tab-result li.note a.line[data-line='2']").count() === 1, "the note links to the learner's line");
+  await page.evaluate(() => showReport({
+    verdict: "accepted", stage: "reduction/3", language: "cuda", file: "submission.cu", message: "",
+    compile: { ok: true, diagnostics: [
+      { file: "submission.cu", line: 3, column: 7, severity: "warning", message: "variable \"unused\" was declared but never referenced", context: "" }] } }));
+  expect((await page.textContent("#tab-result h3")).includes("Compiler warnings"), "an accepted kernel's warnings have a heading");
+  expect(await page.locator("#tab-result li.warning a.line[data-line='3']").count() === 1, "... and are listed as warnings");
 }
 
 async function checkLanguages(page) {
@@ -217,16 +240,38 @@ async function checkLanguages(page) {
     }, atomicLine);
     await page.keyboard.press("Enter");
     await page.keyboard.type("total_so_far += X[i];");
+    // And an unused variable on the next line: a warning beside the error.
+    const warningLine = errorLine + 1;
+    await page.keyboard.press("Enter");
+    await page.keyboard.type("int unused_here;");
     await page.click("#run");
 
     await page.waitForSelector(".verdict:has-text('compile_error')", { timeout: 60000 });
-    const link = page.locator(`#tab-result a.line[data-line='${errorLine}']`);
-    expect(await link.count() >= 1, `a diagnostic links to line ${errorLine}`);
+    const link = page.locator(`#tab-result li.error a.line[data-line='${errorLine}']`);
+    expect(await link.count() >= 1, `an error links to line ${errorLine}`);
     const message = await page.textContent("#tab-result .diagnostics");
     expect(message.includes("total_so_far"), "the diagnostic names the undeclared identifier");
+    // The compiler's excerpt, in monospace, and the column: the link puts the cursor on the name.
+    const context = page.locator("#tab-result li.error pre.context").first();
+    const contextText = await context.textContent();
+    expect(contextText.includes("total_so_far += X[i];") && contextText.includes("^"),
+           `the excerpt shows the line and a caret (got ${JSON.stringify(contextText)})`);
+    const font = await context.evaluate((node) => getComputedStyle(node).fontFamily);
+    expect(/mono/i.test(font), `the excerpt is monospace (got ${font})`);
+    const wantedColumn = await page.evaluate((line) => window.cudojoEditor.getLine(line - 1).indexOf("total_so_far") + 1,
+                                             errorLine);
+    const column = Number(await link.first().getAttribute("data-column"));
+    expect(column === wantedColumn, `the error's column is ${wantedColumn} (got ${column})`);
     await link.first().click();
-    const cursorLine = await page.evaluate(() => window.cudojoEditor.getCursor().line + 1);
-    expect(cursorLine === errorLine, `clicking the link moves the cursor to line ${errorLine} (got ${cursorLine})`);
+    const cursor = await page.evaluate(() => window.cudojoEditor.getCursor());
+    expect(cursor.line + 1 === errorLine, `clicking the link moves the cursor to line ${errorLine} (got ${cursor.line + 1})`);
+    expect(cursor.ch === column - 1, `... and to the column (ch ${column - 1}, got ${cursor.ch})`);
+    expect(await page.locator(".CodeMirror .cm-error-mark").count() >= 1, "the error's name is marked in the editor");
+    // The warning is listed and marked as a warning.
+    const warning = page.locator(`#tab-result li.warning:has(a.line[data-line='${warningLine}'])`);
+    expect(await warning.count() === 1, `a warning links to line ${warningLine}`);
+    expect((await warning.textContent()).includes("unused_here"), "the warning names the unused variable");
+    expect(await page.locator(".CodeMirror .cm-warning-line").count() === 1, "the warning's line is marked as a warning");
     await page.click(".tabs button[data-tab='history']");
     await page.waitForSelector("#tab-history .verdict:has-text('compile_error')");
     expect(await page.textContent("#tab-history tr[data-language='cuda'] .lang-tag") === "cu",
@@ -236,6 +281,7 @@ async function checkLanguages(page) {
     console.log(`CUDA: compile error shown at line ${errorLine}; screenshot ${screenshot}`);
 
     await checkLanguages(page);
+    await checkDiagnosticsOfOtherFiles(page);
     expect(pageErrors.length === 0, `no script errors on the page (got ${pageErrors.length})`);
     console.log("browser test passed");
   } catch (error) {

@@ -254,3 +254,58 @@ TEST(CliLab, WithoutAGpuItSaysWhyAndExitsTwo) {
 
 }  // namespace
 }  // namespace cudojo
+
+namespace cudojo {
+namespace {
+
+using testing::run_cli;
+
+std::string write_bytes(const std::string& name, const std::string& bytes) {
+  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TEST(CliCheck, LatinOneBytesInASourceAreTheLearnersTextNotTheJudgesError) {
+  // A comment saved in Latin-1 ("caf\xe9"): not UTF-8, which JSON cannot carry as it is.
+  const std::string good = write_bytes("cudojo-latin1.cu",
+                                       "// caf\xe9 au lait\n"
+                                       "__global__ void reduce(const float* X, float* out, int N) {\n"
+                                       "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                       "    if (i < N) atomicAdd(out, X[i]);\n"
+                                       "}\n");
+  auto result = run_cli("check reduction/2 " + good + " --json --no-sanitize 2>/dev/null");
+  const auto report = nlohmann::json::parse(result.out);  // one JSON object, whatever happened
+  EXPECT_NE(report["verdict"], "internal_error") << result.out;
+  const std::string bad =
+      write_bytes("cudojo-latin1-bad.cu",
+                  "// \xe9t\xe9\n__global__ void reduce(const float* X, float* out, int N) { oops }\n");
+  result = run_cli("check reduction/2 " + bad + " --json 2>/dev/null");
+  EXPECT_EQ(nlohmann::json::parse(result.out)["verdict"], "compile_error") << result.out;
+}
+
+TEST(CliCheck, UsageErrorsAreExitTwoAndJsonWhenAskedFor) {
+  const std::string file = testing::submission("reduction-2/atomic.cu");
+  const std::pair<std::string, std::string> cases[] = {
+      {"check reduction/2 /tmp", "is a folder"},
+      {"check reduction/2 " + file + " --arch sm_10", "sm_75 or newer"},
+      {"check reduction/2 " + file + " --seed -1", "whole number"},
+      {"check reduction/2 " + file + " --seed 12abc", "whole number"},
+  };
+  for (const auto& [arguments, words] : cases) {
+    auto text = run_cli(arguments);
+    EXPECT_EQ(text.exit_code, 2) << arguments << "\n" << text.out;
+    EXPECT_NE(text.out.find(words), std::string::npos) << arguments << "\n" << text.out;
+    // stdout holds one JSON object; run_cli also merges stderr, which says the same in words.
+    auto json = run_cli(arguments + " --json");
+    EXPECT_EQ(json.exit_code, 2);
+    const auto start = json.out.find('{'), end = json.out.rfind('}');
+    ASSERT_NE(start, std::string::npos) << json.out;
+    const auto object = nlohmann::json::parse(json.out.substr(start, end - start + 1));
+    EXPECT_EQ(object["kind"], "usage_error") << json.out;
+    EXPECT_NE(object["error"].get<std::string>().find(words), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace cudojo
