@@ -143,7 +143,8 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
     std::cout << fmt::format("\nRepeats: {}.\n", stage.runs);
   }
   std::cout << "\n## Gate\n\n    " << describe_gate(stage) << "\n\n";
-  if (language == Language::kCuda) std::cout << "## Headers you may include\n\n" << allowed_headers_text() << "\n";
+  if (language == Language::kCuda)
+    std::cout << "## Headers you may include\n\n" << allowed_headers_text() << "\n";
   if (language != Language::kCuda) {
     const std::string notes = language_notes(course_dir, language);
     if (!notes.empty()) std::cout << notes << "\n";
