@@ -75,7 +75,7 @@ echo "## 5. Corpus: tests/submissions (expectation on each file's first line)"
 printf '%-42s %-22s %-22s %s\n' file expected got result
 for file in tests/submissions/*/*.cu; do
   stage=$(basename "$(dirname "$file")" | sed 's/-/\//')
-  expectation=$(head -1 "$file" | sed 's|^// expect: ||')
+  expectation=$(head -1 "$file" | sed 's|^\xef\xbb\xbf||; s|^// expect: ||')
   report=$($cudojo check "$stage" "$file" --json)
   result=$(python3 scripts/lib/check_expectation.py "$expectation" <<<"$report")
   printf '%-42s %-22s %s\n' "${file#tests/submissions/}" "$(echo "$expectation" | cut -d' ' -f1 | cut -d= -f2)" "$result"
