@@ -218,6 +218,10 @@ int cmd_build(const Stage& stage, const std::string& file, Language language, co
     }
     std::cout << summary.dump(2) << "\n";
   } else if (build.compile.ok) {
+    for (const auto& diagnostic : build.compile.diagnostics) {
+      std::cout << fmt::format("{}:{}:{}: {}: {}\n", diagnostic.file, diagnostic.line, diagnostic.column,
+                               diagnostic.severity, diagnostic.message);
+    }
     std::cout << fmt::format(
         "built {} ({}) for {} {}: {} {} bytes, entry {}, barrier-check build {}; {:.0f} ms\n"
         "run it on a GPU machine with:  cudojo check {} --build {}\n",
