@@ -107,6 +107,9 @@ struct ServeLimits {
   // How long a Store call waits for a write lock held by another connection to the same file (a
   // second process, such as a test or an operator's sqlite3 shell) before it fails.
   int database_busy_timeout_ms = 5000;
+  // After SIGTERM, running jobs get this long to finish; then their workers are killed and the jobs
+  // go back to the queue, so the server is gone within 5 s whatever it was running.
+  int stop_grace_ms = 3000;
 };
 
 }  // namespace cudojo

@@ -31,7 +31,7 @@ class ScratchFolder {
     std::string pattern = (parent / "cudojo-compile-XXXXXX").string();
     if (!mkdtemp(pattern.data())) throw std::runtime_error("cannot make a folder under " + parent.string());
     path_ = pattern;
-    fs::permissions(path_, fs::perms::owner_all | fs::perms::group_all | fs::perms::others_all);
+    fs::permissions(path_, fs::perms::owner_all);  // nobody else may swap the front end or its request
   }
   ~ScratchFolder() {
     std::error_code ignored;
@@ -225,6 +225,11 @@ FrontendResult compile_with_frontend(const FrontendRequest& request) {
                                               std::chrono::duration<double>(request.time_limit).count()));
   }
   if (ran.signal == SIGXCPU) return learner_limit(request, "used up its CPU time and was stopped");
+  if (ran.out.size() >= run.max_output_bytes) {
+    return learner_limit(request, fmt::format("produced more than {} MiB of PTX (a very large table in the "
+                                              "kernel's file?); keep the kernel's data in its inputs",
+                                              run.max_output_bytes >> 20));
+  }
   nlohmann::json answer;
   try {
     answer = nlohmann::json::parse(ran.out);

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "common/environment.h"
+#include "common/parse_number.h"
 #include "compile/include_policy.h"
 #include "compile/utf8.h"
 
@@ -197,7 +198,7 @@ ParsedLog parse_log(const std::string& log) {
       finish();
       LogEntry entry;
       if (header) {
-        entry.diagnostic = make_diagnostic(match[1], std::stoi(match[2]), match[3], match[4]);
+        entry.diagnostic = make_diagnostic(match[1], saturating_int(match[2].str()), match[3], match[4]);
       } else if (at_end) {
         entry.diagnostic = make_diagnostic("", 0, match[1], match[2]);
       } else {
@@ -239,7 +240,7 @@ ParsedLog parse_log(const std::string& log) {
       // "at line 511" without a file is in the file of the diagnostic itself.
       LogEntry& owner = current->parent >= 0 ? parsed.entries[current->parent] : *current;
       owner.instantiated_at.emplace_back(at[2].matched ? at[2].str() : owner.diagnostic.file,
-                                         std::stoi(at[1]));
+                                         saturating_int(at[1].str()));
     }
   }
   finish();

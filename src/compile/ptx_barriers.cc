@@ -5,6 +5,7 @@
 #include <regex>
 #include <sstream>
 
+#include "common/parse_number.h"
 #include "compile/barrier_instrumentation.h"
 
 namespace cudojo {
@@ -92,8 +93,9 @@ std::optional<PtxInstrumentation> instrument_ptx_barriers(std::string_view ptx, 
   std::smatch match;
   while (std::getline(in, line)) {
     if (std::regex_search(line, match, kLoc)) {
-      current_line =
-          std::stoi(match[1]) == source_file_index ? static_cast<unsigned>(std::stoul(match[2])) : 0u;
+      current_line = saturating_int(match[1].str()) == source_file_index
+                         ? static_cast<unsigned>(saturating_int(match[2].str()))
+                         : 0u;
     } else if (line.find(".entry") != std::string::npos || line.find(".func") != std::string::npos) {
       current_line = 0;
     }

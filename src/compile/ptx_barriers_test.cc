@@ -84,6 +84,16 @@ TEST(PtxBarriers, CountsEveryBlockBarrierAtItsLearnerLine) {
   EXPECT_NE(counted->ptx.find("[%cjd3+16]"), std::string::npos);
 }
 
+TEST(PtxBarriers, AForgedLineNumberCannotCrashIt) {
+  const std::string ptx =
+      ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+      "\t.loc 99999999999999 99999999999999 1\n\tbar.sync 0;\n\tret;\n}\n";
+  auto counted = instrument_ptx_barriers(ptx, 1);
+  ASSERT_TRUE(counted.has_value());
+  EXPECT_EQ(counted->barriers, 1);
+  EXPECT_NE(counted->ptx.find("barrier at line 0"), std::string::npos);
+}
+
 TEST(PtxBarriers, RefusesWhatItDoesNotUnderstand) {
   EXPECT_FALSE(instrument_ptx_barriers(".version 9.0\n.target sm_90\n.address_size 32\n").has_value());
   EXPECT_FALSE(instrument_ptx_barriers("not ptx at all").has_value());

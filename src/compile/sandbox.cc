@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "common/process_registry.h"
+
 namespace cudojo {
 
 namespace {
@@ -105,9 +107,13 @@ SandboxResult run_in_sandbox(const SandboxRun& run) {
     set_limit(RLIMIT_FSIZE, run.file_bytes);
     set_limit(RLIMIT_CORE, 0);
     set_limit(RLIMIT_NOFILE, 1024);
+    // Nothing of the parent's beyond the three standard streams: a server's listening socket or a
+    // learner's open connection must not reach the compiler.
+    close_range(3, ~0U, 0);
     execv(argv[0], argv.data());
     _exit(127);
   }
+  register_process_group(child);
   close(out_pipe[1]);
   close(err_pipe[1]);
   fcntl(out_pipe[0], F_SETFL, O_NONBLOCK);
@@ -135,6 +141,7 @@ SandboxResult run_in_sandbox(const SandboxRun& run) {
   int status = 0;
   while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  unregister_process_group(child);
   result.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   result.started = true;
   if (WIFEXITED(status)) {

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 namespace cudojo {
 namespace {
@@ -93,8 +94,14 @@ TEST_F(SandboxTest, ChildrenDieWithTheSandbox) {
       std::chrono::milliseconds(1500));
   ASSERT_TRUE(result.started) << result.failure;
   EXPECT_TRUE(result.timed_out);
-  // Nothing of the sandbox is left: the sleeper saw its parent go and was killed with it.
-  const int leftover = std::system("pgrep -f 'import time; time.sleep(30)' > /dev/null");
+  // Nothing of the sandbox is left: the sleeper saw its parent go and was killed with it (the
+  // kernel takes a moment to deliver that, so look for up to two seconds).
+  int leftover = 0;
+  for (int tries = 0; tries < 40; ++tries) {
+    leftover = std::system("pgrep -f 'import time; time.sleep(30)' > /dev/null");
+    if (leftover != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   EXPECT_NE(leftover, 0);
 }
 

@@ -13,6 +13,8 @@
 #include <system_error>
 #include <thread>
 
+#include "common/process_registry.h"
+
 extern char** environ;
 
 namespace cudojo {
@@ -64,6 +66,8 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t o
   posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 1);
   posix_spawn_file_actions_adddup2(&actions, output_pipe[1], 2);
   posix_spawn_file_actions_adddup2(&actions, message_pipe[1], 3);
+  // The worker gets its four descriptors and nothing else of the parent (the server's sockets).
+  posix_spawn_file_actions_addclosefrom_np(&actions, 4);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK);
@@ -91,6 +95,7 @@ WorkerProcess::WorkerProcess(const std::vector<std::string>& argv, std::size_t o
     close_fd(output_fd_);
     throw std::system_error(spawned, std::generic_category(), fmt::format("cannot start {}", argv[0]));
   }
+  register_process_group(pid_);
   // A worker that dies before reading its job must not kill the parent with SIGPIPE.
   signal(SIGPIPE, SIG_IGN);
 }
@@ -167,12 +172,16 @@ void WorkerProcess::let_finish_in_background() {
     int status = 0;
     while (Clock::now() < give_up) {
       const pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid || (done < 0 && errno != EINTR)) return;
+      if (done == pid || (done < 0 && errno != EINTR)) {
+        unregister_process_group(pid);
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     ::kill(-pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    unregister_process_group(pid);
   }).detach();
   reaped_ = true;
   exit_.exited = true;
@@ -209,6 +218,7 @@ bool WorkerProcess::running() {
 
 void WorkerProcess::record_exit(int status) {
   reaped_ = true;
+  unregister_process_group(pid_);
   if (WIFEXITED(status)) {
     exit_.exited = true;
     exit_.code = WEXITSTATUS(status);

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/json_text.h"
+#include "common/process_registry.h"
 
 namespace cudojo {
 
@@ -23,6 +24,19 @@ void Dispatcher::start() {
 void Dispatcher::stop() {
   stopping_ = true;
   wake_.notify_all();
+  {
+    std::unique_lock lock(mutex_);
+    job_ended_.wait_for(lock, std::chrono::milliseconds(settings_.stop_grace_ms),
+                        [this] { return running_jobs_ == 0; });
+  }
+  if (running_jobs_ > 0) {
+    abandoning_ = true;
+    const int killed = kill_registered_process_groups();
+    fmt::print(stderr,
+               "cudojo serve: stopping: {} job(s) still running after {} ms go back to the queue ({} "
+               "process group(s) killed)\n",
+               running_jobs_.load(), settings_.stop_grace_ms, killed);
+  }
   for (auto& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
@@ -69,7 +83,13 @@ void Dispatcher::run_slot(int slot) {
     }
     std::optional<PreparedWorkers> next;
     if (others_waiting()) next = prepare();
+    ++running_jobs_;
     run_job(slot, *job, std::move(prepared), next ? &*next : nullptr);
+    {
+      std::lock_guard lock(mutex_);
+      --running_jobs_;
+    }
+    job_ended_.notify_all();
     prepared = std::move(next);
   }
 }
@@ -111,6 +131,15 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     report.stage = job.stage;
     report.verdict = Verdict::kInternalError;
     report.message = fmt::format("the server could not judge this job: {}", error.what());
+  }
+  if (abandoning_) {
+    // Its workers were killed by the stop, not by anything in the job: it runs again later.
+    try {
+      store_.requeue(job.id, "queued again: the server stopped while running it");
+    } catch (const std::exception& error) {
+      fmt::print(stderr, "cudojo serve: cannot requeue job {}: {}\n", job.id, error.what());
+    }
+    return;
   }
   try {
     store_.finish(job.id, std::string(to_string(report.verdict)), json_text(nlohmann::json(report)));

@@ -29,6 +29,7 @@ class Dispatcher {
     std::string calibration_dir;
     int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;                   // see ServeLimits
     int next_workers_start_wait_ms = ServeLimits{}.next_workers_start_wait_ms;  // see ServeLimits
+    int stop_grace_ms = ServeLimits{}.stop_grace_ms;                            // see ServeLimits
   };
 
   Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);
@@ -37,7 +38,8 @@ class Dispatcher {
   Dispatcher& operator=(const Dispatcher&) = delete;
 
   void start();
-  // Lets running jobs finish, then joins the threads.
+  // Takes no more jobs and gives running ones stop_grace_ms to finish; then kills every worker and
+  // compiler sandbox, puts the unfinished jobs back in the queue, and joins the threads.
   void stop();
   // A job was queued: wake an idle slot now rather than at its next poll.
   void notify();
@@ -58,8 +60,11 @@ class Dispatcher {
   std::vector<std::thread> threads_;
   std::vector<std::string> last_arch_;  // per slot: the arch its GPU compiled for last
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> abandoning_{false};  // past the grace: results of killed jobs are not recorded
+  std::atomic<int> running_jobs_{0};
   std::mutex mutex_;
   std::condition_variable wake_;
+  std::condition_variable job_ended_;
 };
 
 }  // namespace cudojo

@@ -137,6 +137,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.calibration_dir = settings.calibration_dir.string();
   dispatch.idle_poll_ms = settings.limits.dispatcher_idle_poll_ms;
   dispatch.next_workers_start_wait_ms = settings.limits.next_workers_start_wait_ms;
+  dispatch.stop_grace_ms = settings.limits.stop_grace_ms;
   Dispatcher dispatcher(store, course, dispatch);
 
   httplib::Server server;
@@ -167,7 +168,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
              port, settings.data_dir.string(), dispatch.workers, gpus, gpus == 1 ? "" : "s", requeued);
   std::fflush(stdout);
   server.listen_after_bind();
-  // Reached after a stop signal: let running jobs finish and record their verdicts.
+  // Reached after a stop signal: running jobs get a short grace to finish and record their verdicts;
+  // the rest go back to the queue (Dispatcher::stop).
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
   dispatcher.stop();

@@ -289,6 +289,14 @@ std::int64_t Store::pending_count() {
   return query.integer(0);
 }
 
+bool Store::requeue(std::int64_t job_id, const std::string& phase) {
+  std::lock_guard lock(mutex_);
+  Statement update(db_, "UPDATE jobs SET state = 'queued', phase = ? WHERE id = ? AND state = 'running'");
+  update.bind(1, phase).bind(2, job_id);
+  update.step();
+  return sqlite3_changes(db_) == 1;
+}
+
 std::int64_t Store::queued_count() {
   std::lock_guard lock(mutex_);
   Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state = 'queued'");

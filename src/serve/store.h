@@ -106,6 +106,9 @@ class Store {
   // `language`: cuda, python or rust (checked by the caller).
   std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
                        const QueueLimits& limits = {}, const std::string& language = "cuda");
+  // A running job back to the queue (its run was cut short by the server stopping); false when it
+  // was not running.
+  bool requeue(std::int64_t job_id, const std::string& phase);
   std::int64_t pending_count();                         // queued + running, everyone's
   std::int64_t queued_count();                          // waiting for a worker, everyone's
   std::int64_t pending_count(std::int64_t learner_id);  // queued + running, one learner's

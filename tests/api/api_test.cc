@@ -13,8 +13,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "../e2e/run_cli.h"
@@ -76,6 +78,7 @@ class ServerProcess {
     pid_ = -1;
   }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
@@ -230,6 +233,78 @@ TEST_F(Api, PythonAndRustJobsAreJudgedInTheirLanguage) {
   // The stage offers each language's starter and signature.
   const json stage = json::parse(client().Get("/api/stages/reduction/3")->body);
   EXPECT_NE(stage["languages"]["rust"]["signature"].get<std::string>().find("fn reduce"), std::string::npos);
+}
+
+// Processes below `root` now: a process's parent is the fourth field of /proc/PID/stat.
+std::vector<pid_t> descendants_of(pid_t root) {
+  std::map<pid_t, pid_t> parent;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    const std::string name = entry.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(text.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    parent[std::stoi(name)] = ppid;
+  }
+  std::vector<pid_t> found;
+  for (const auto& [pid, ppid] : parent) {
+    for (pid_t up = ppid; up > 1 && parent.count(up); up = parent[up]) {
+      if (up == root) {
+        found.push_back(pid);
+        break;
+      }
+    }
+  }
+  return found;
+}
+
+// Alive: there, and not a zombie waiting for a parent that is gone.
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), {});
+  const auto close = text.rfind(')');
+  return close != std::string::npos && text.size() > close + 2 && text[close + 2] != 'Z';
+}
+
+TEST_F(Api, AStopSignalEndsTheServerWithinFiveSecondsAndRequeuesTheRunningJob) {
+  if (find_bubblewrap().empty()) GTEST_SKIP() << "bubblewrap is not installed (scripts/setup.sh installs it)";
+  start();
+  const std::string token = sign_in("ada");
+  // A Rust compile that would run for its whole budget: macro expansion that doubles 40 times.
+  const std::string bomb =
+      "macro_rules! grow { () => {}; ($x:tt $($rest:tt)*) => { grow!($($rest)*); grow!($($rest)*); }; }\n"
+      "grow!(a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a);\n"
+      "#[kernel]\nfn reduce(x: *const f32, out: *mut f32, n: i32) {}\n";
+  auto response = submit(token, {{"stage", "reduction/3"}, {"source", bomb}, {"language", "rust"}});
+  ASSERT_EQ(response->status, 202) << response->body;
+  const auto id = json::parse(response->body)["id"].get<std::int64_t>();
+  const std::string path = "/api/jobs/" + std::to_string(id);
+  std::vector<pid_t> compiling;
+  for (int i = 0; i < 200 && compiling.empty(); ++i) {
+    std::this_thread::sleep_for(50ms);
+    auto job = json::parse(client().Get(path.c_str(), {{"Authorization", "Bearer " + token}})->body);
+    if (job["state"] == "running") compiling = descendants_of(server_->pid());
+  }
+  ASSERT_FALSE(compiling.empty()) << "the job never started compiling";
+  std::this_thread::sleep_for(500ms);  // well into rustc
+
+  const auto stop_started = std::chrono::steady_clock::now();
+  server_->stop(SIGTERM);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - stop_started).count();
+  EXPECT_LT(seconds, 5.0) << "SIGTERM must end the server within 5 s";
+  std::this_thread::sleep_for(300ms);
+  for (const pid_t pid : compiling) EXPECT_FALSE(alive(pid)) << "process " << pid << " outlived the server";
+
+  start({"--workers", "0"});  // the same data folder; nothing runs the job now
+  auto job = json::parse(client().Get(path.c_str(), {{"Authorization", "Bearer " + token}})->body);
+  EXPECT_EQ(job["state"], "queued") << job.dump();
+  EXPECT_EQ(job["verdict"], nullptr);
 }
 
 TEST_F(Api, BadRequestsGetAClearError) {

@@ -261,7 +261,8 @@ namespace {
 using testing::run_cli;
 
 std::string write_bytes(const std::string& name, const std::string& bytes) {
-  const std::string path = (std::filesystem::temp_directory_path() / name).string();
+  const std::string path =
+      (std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "-" + name)).string();
   std::ofstream(path, std::ios::binary) << bytes;
   return path;
 }

@@ -183,6 +183,14 @@ class CompileErrors(unittest.TestCase):
         self.assertEqual(answer["diagnostics"][0]["line"], 6)
         self.assertIn("mine.py:6:", answer["log"])
 
+    def test_an_expression_too_deep_to_compile_is_the_learners_error(self):
+        # Python's compiler recurses on a long chain of additions; that is the file, not the judge.
+        long_sum = " + ".join(["X[i]"] * 1000)
+        source = HEADER + GOOD_KERNEL.replace("X[i])", f"{long_sum})")
+        answer = run_frontend(self, source).answer
+        self.assertFalse(answer["ok"])
+        self.assertNotIn("internal", answer, answer["log"])
+
     def test_typing_error_names_the_learners_line_without_host_paths(self):
         source = HEADER + GOOD_KERNEL.replace("X[i])", "X[j])")
         run = run_frontend(self, source)

@@ -384,6 +384,29 @@ class RustFrontend(unittest.TestCase):
                 self.assertNotIn("cudojo-secret", answer["_stdout"])
                 self.assertNotIn("root:", answer["_stdout"])
 
+    def test_escaped_character_literals_and_shebang_lines_cannot_hide_a_read(self):
+        secret = self.secret
+        cases = [
+            # A literal holding an escaped backslash or quote ends at its own closing quote.
+            (f"const C: char = '\\\\'; const S: &str = include_str!(\"{secret}\"); const D: char = 'a';",
+             3, "include_str"),
+            (f"const C: char = '\\''; const S: &str = include_str!(\"{secret}\"); const D: char = 'a';",
+             3, "include_str"),
+        ]
+        for text, line, word in cases:
+            with self.subTest(source=text):
+                answer, errors = self.compile_error("// line 1\n\n" + text + "\n" + GOOD_REDUCE)
+                self.assertEqual(errors[0]["line"], line, answer["log"])
+                self.assertIn(word, errors[0]["message"])
+                self.assertNotIn("cudojo-secret", answer["_stdout"])
+        # A first line rustc would skip as a shebang, and a direction mark it reads as a space.
+        for text in (f"#!\u200e[allow(dead_code)] include!(\"{secret}\");\n",
+                     f"#!/usr/bin/env run\ninclude!(\"{secret}\");\n",
+                     f"const X: u32 = 1;\u200e\n"):
+            with self.subTest(source=text):
+                answer, errors = self.compile_error(text + GOOD_REDUCE)
+                self.assertNotIn("cudojo-secret", answer["_stdout"])
+
     def test_comments_and_strings_mentioning_refused_names_are_fine(self):
         source = ('// include_str!("/etc/passwd") is only a comment here\n'
                   '/* env!("HOME") /* nested */ mod x; */\n'

@@ -723,7 +723,12 @@ def run_module(tree, request):
     module.__dict__["__builtins__"] = kernel_builtins
     # The real path as the code's file name: Numba reads the source back from it (first body
     # line, error excerpts). Messages and PTX get the learner's file name instead.
-    code = compile(tree, request["source_path"], "exec")
+    try:
+        code = compile(tree, request["source_path"], "exec")
+    except (RecursionError, MemoryError, SyntaxError, ValueError) as e:
+        raise CompileError([(getattr(e, "lineno", 0) or 0, 0,
+                             "Python cannot compile this file (an expression nested too deeply?): "
+                             f"{type(e).__name__}")])
     try:
         exec(code, module.__dict__)
     except Exception as e:
@@ -789,6 +794,9 @@ def compile_kernel(module, request, compile_cuda, cc, def_line):
         raise InternalError(clean_message(str(e), request))
     except NumbaError as e:
         raise CompileError([(numba_error_line(e, request), 0, clean_message(str(e), request))])
+    except RecursionError:
+        raise CompileError([(def_line, 0, "the kernel nests too deeply for Numba to compile it; "
+                                          "split long expressions")])
 
 
 def numba_error_line(error, request):

@@ -316,9 +316,19 @@ def lex(text):
             j = text.find("\n", j + 1, k)
         i = k
 
-    if text.startswith("#!") and not re.match(r"#!\s*(//[^\n]*\n\s*|/\*.*?\*/\s*)*\[", text,
-                                              re.S):
-        advance_to(text.find("\n") if "\n" in text else n)  # a shebang line
+    # rustc skips a first line starting with `#!` (a shebang) unless it is a `#![...]` attribute,
+    # with a notion of whitespace wider than Python's: no kernel file has one, so it is refused
+    # rather than skipped unscanned.
+    if text.startswith("#!") and not text.startswith("#!["):
+        raise LexError(1, 1, "a first line starting with `#!` is not kernel code; remove it")
+    # Characters rustc reads as whitespace and Python does not (left-to-right and right-to-left
+    # marks): refused, so the scan and the compiler always see the same tokens.
+    for mark in ("\u200e", "\u200f"):
+        at = text.find(mark)
+        if at != -1:
+            mark_line = text.count("\n", 0, at) + 1
+            raise LexError(mark_line, at - (text.rfind("\n", 0, at) + 1) + 1,
+                           "an invisible direction mark (U+200E or U+200F) is not allowed in a kernel file")
 
     while i < n:
         c = text[i]
@@ -419,7 +429,7 @@ def lex(text):
         if c == "'":
             # A char literal ('x', '\n', '\u{..}') or a lifetime / label ('a, 'static).
             if i + 1 < n and text[i + 1] == "\\":
-                k = i + 2
+                k = i + 3  # past the backslash and the character it escapes ('\\', '\'')
                 while k < n and text[k] != "'" and text[k] != "\n":
                     k += 2 if text[k] == "\\" else 1
                 if k >= n or text[k] != "'":
