@@ -8,7 +8,9 @@ packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libto
           libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcpp-httplib-dev libcmark-gfm-dev
           chromium clang-format
           # Python (Numba) and Rust (nvptx64) kernels, compiled inside bubblewrap's sandbox.
-          python3 python3-numba rustc-web rust-web-src bubblewrap)
+          python3 python3-numba rustc-web rust-web-src bubblewrap
+          # The deployment test runs the API through nginx, as docs/DEPLOY.md sets it up.
+          nginx)
 # Node.js runs the browser test and installs the page's packages; the machine may already have it.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)
