@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -179,6 +180,7 @@ FrontendResult compile_with_frontend(const FrontendRequest& request) {
   run.read_only = toolkit_mounts(cuda_home);
   run.time_limit = request.time_limit;
   run.memory_bytes = request.memory_bytes;
+  run.max_output_bytes = request.max_answer_bytes;
   nlohmann::json job = {{"language", to_string(request.language)},
                         {"file_name", request.file_name},
                         {"kernel", request.kernel_name},
@@ -228,7 +230,7 @@ FrontendResult compile_with_frontend(const FrontendRequest& request) {
   if (ran.out.size() >= run.max_output_bytes) {
     return learner_limit(request, fmt::format("produced more than {} MiB of PTX (a very large table in the "
                                               "kernel's file?); keep the kernel's data in its inputs",
-                                              run.max_output_bytes >> 20));
+                                              std::max<std::size_t>(1, run.max_output_bytes >> 20)));
   }
   nlohmann::json answer;
   try {

@@ -26,6 +26,8 @@ struct FrontendRequest {
   std::string cuda_home;  // empty: the toolkit around default_cuda_include_dir()
   std::chrono::milliseconds time_limit{60000};
   std::uint64_t memory_bytes = kDefaultLimits.frontend_memory_bytes;
+  // The front end's answer (its PTX, as JSON): more is the learner's file producing too much code.
+  std::size_t max_answer_bytes = 4u << 20;
   std::size_t max_log_bytes = kDefaultLimits.max_compile_log_bytes;
 };
 

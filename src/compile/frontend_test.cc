@@ -122,6 +122,22 @@ TEST_F(FrontendTest, ASyntaxErrorNamesTheLearnersLine) {
   expect_no_host_content(rust);
 }
 
+TEST_F(FrontendTest, TooMuchPtxIsTheLearnersLimitNotTheJudgesFailure) {
+  // The reference's PTX is a few kilobytes; under a 1 KiB answer limit it stands for a file whose
+  // tables make megabytes of PTX.
+  FrontendRequest request;
+  request.language = Language::kRust;
+  request.source = read_course_file("reduction/03-block-tree/reference.rs");
+  request.file_name = "mine.rs";
+  request.kernel_name = "reduce";
+  request.parameters = find_contract_info("one_accumulator")->kernel_parameters;
+  request.max_answer_bytes = 1024;
+  const auto result = compile_with_frontend(request);
+  EXPECT_FALSE(result.judge_failure) << result.compile.log;
+  EXPECT_FALSE(result.compile.ok);
+  EXPECT_NE(result.compile.log.find("of PTX"), std::string::npos) << result.compile.log;
+}
+
 TEST_F(FrontendTest, ACompileThatNeverEndsIsStoppedAtItsLimit) {
   // Exponential macro expansion: rustc works on it far past the limit given here.
   const auto result =

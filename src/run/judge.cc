@@ -120,17 +120,24 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
     report.timings_ms["total"] = report.wall_ms;
     return report;
   };
+  // A check that ends before any worker runs (too large, not compiled).
+  auto ended_early = [&](Verdict verdict, const std::string& file, Language language, std::string message) {
+    Report report;
+    report.stage = stage.id;
+    report.file = file;
+    report.language = std::string(to_string(language));
+    report.seed = seed;
+    report.verdict = verdict;
+    report.message = std::move(message);
+    return report;
+  };
 
   // Refuse an oversize source here, before it is piped anywhere.
   if (auto too_large = source_size_error(request.source.size(), request.workers.limits)) {
-    Report report;
-    report.stage = stage.id;
-    report.file = request.file_name;
-    report.seed = seed;
-    report.verdict = Verdict::kCompileError;
+    Report report = ended_early(Verdict::kCompileError, request.file_name, request.language,
+                                "the submission is too large");
     report.compile.log = fmt::format("{}: {}", request.file_name, *too_large);
     report.compile.diagnostics.push_back({request.file_name, 0, "error", report.compile.log});
-    report.message = "the submission is too large";
     return finish(report);
   }
 
@@ -153,27 +160,16 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
     try {
       build = build_submission(build_request);
     } catch (const std::exception& error) {
-      Report report;
-      report.stage = stage.id;
-      report.file = request.file_name;
-      report.language = std::string(to_string(request.language));
-      report.seed = seed;
-      report.verdict = Verdict::kInternalError;
-      report.message =
-          fmt::format("the {} compiler could not be run: {}", display_name(request.language), error.what());
-      return finish(report);
+      return finish(ended_early(
+          Verdict::kInternalError, request.file_name, request.language,
+          fmt::format("the {} compiler could not be run: {}", display_name(request.language), error.what())));
     }
   }
   if (build) {
     if (!build->compile.ok) {
-      Report report;
-      report.stage = stage.id;
-      report.file = build->file_name;
-      report.language = std::string(to_string(build->language));
-      report.seed = seed;
-      report.verdict = Verdict::kCompileError;
+      Report report = ended_early(Verdict::kCompileError, build->file_name, build->language,
+                                  "the submission did not compile");
       report.compile = build->compile;
-      report.message = "the submission did not compile";
       report.timings_ms["compile"] = build->compile.compile_ms;
       return finish(report);
     }
