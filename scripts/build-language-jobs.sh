@@ -13,7 +13,8 @@ out=${1:-build/language-jobs}
 rm -rf "$out"
 mkdir -p "$out"
 built=0
-for folder in course/reduction/*/; do
+for folder in course/*/*/; do
+  [ -f "$folder/stage.toml" ] || continue
   stage=$(grep '^id = ' "$folder/stage.toml" | cut -d'"' -f2)
   tag=${stage/\//-}
   mkdir -p "$out/$tag"

@@ -177,14 +177,50 @@ $("#language").addEventListener("change", (event) => {
   if (state.stage) showLanguage(event.target.value, { remember: true });
 });
 
+// A stage id is "<track>/<number>" ("reduction/3"); the track is the text before the '/'.
+const trackOf = (id) => (id.includes("/") ? id.slice(0, id.indexOf("/")) : id);
+
+// "reduction" -> "Reduction", "warp-level" -> "Warp level".
+function trackTitle(track) {
+  const words = track.replace(/[-_]+/g, " ").trim();
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+// The stages in tracks: [{ track, stages }]. A track comes where its first stage comes in the
+// API's order (the course's folder order), its stages in that order too.
+function groupByTrack(stages) {
+  const groups = new Map();
+  for (const stage of stages) {
+    const track = trackOf(stage.id);
+    if (!groups.has(track)) groups.set(track, []);
+    groups.get(track).push(stage);
+  }
+  return [...groups].map(([track, members]) => ({ track, stages: members }));
+}
+
+// One heading and one list per track; the list is named by its heading for screen readers, and
+// every stage is a button, so Tab and Enter walk the course.
+function renderStageNav(groups) {
+  $("#stages").replaceChildren(...groups.map(({ track, stages }) => {
+    const headingId = `track-${track.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+    const count = `${stages.length} ${stages.length === 1 ? "stage" : "stages"}`;
+    return el("section", { class: "track-group", "data-track": track },
+      el("h2", { class: "track-heading", id: headingId },
+         el("span", { class: "track-name" }, trackTitle(track)), " ", el("span", { class: "track-count" }, count)),
+      el("ol", { class: "track-stages", "aria-labelledby": headingId },
+         ...stages.map((stage) => el("li", {},
+           el("button", { type: "button", "data-stage": stage.id, onclick: () => selectStage(stage.id) },
+              el("span", { class: "id" }, stage.id), stage.title)))));
+  }));
+}
+
 async function loadStages() {
-  state.stages = await api("/api/stages");
+  const groups = groupByTrack(await api("/api/stages"));
+  // state.stages is the order on the page, so a stage's previous one (previousStageFigures) is
+  // the button above it, across a track's boundary too (atomics/1 follows reduction/9).
+  state.stages = groups.flatMap((group) => group.stages);
   for (const stage of state.stages) migrateDraft(stage.id);
-  const nav = $("#stages");
-  nav.replaceChildren(
-    ...state.stages.map((stage) =>
-      el("button", { "data-stage": stage.id, onclick: () => selectStage(stage.id) },
-         el("span", { class: "id" }, stage.id), stage.title)));
+  renderStageNav(groups);
   const wanted = decodeURIComponent(location.hash.slice(1));
   if (state.stages.some((stage) => stage.id === wanted)) selectStage(wanted);
 }
@@ -194,7 +230,10 @@ async function selectStage(id) {
   state.stage = stage;
   location.hash = stage.id;
   for (const button of document.querySelectorAll("nav button")) {
-    button.classList.toggle("current", button.dataset.stage === stage.id);
+    const current = button.dataset.stage === stage.id;
+    button.classList.toggle("current", current);
+    if (current) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
   }
   const lesson = $("#lesson");
   lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
@@ -231,12 +270,7 @@ function renderDriver(stage) {
        el("span", { class: "mono" }, (stageLanguages(stage)[state.language] || {}).signature || stage.signature)),
     el("p", {}, el("strong", {}, "Launch: "), stage.launch_text),
     el("p", {}, el("strong", {}, "What the host does: "), stage.driver),
-    tests.sizes && tests.sizes.length
-      ? el("p", {}, el("strong", {}, "Sizes: "), tests.sizes.join(", "), el("br"),
-           el("strong", {}, "Data: "), tests.data.join(", "), el("br"),
-           el("strong", {}, "Performance size: "), tests.performance_size)
-      : null,
-    el("p", {}, el("strong", {}, "Repeats: "), tests.runs),
+    el("p", {}, el("strong", {}, "Tests: "), stage.tests_text || `Repeats: ${tests.runs}.`),
     el("p", {}, el("strong", {}, "Gate: "), stage.gate_text));
 }
 

@@ -1,13 +1,23 @@
 #include "check/datasets.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace cudojo {
+
+namespace {
+// 2^24: every integer up to here is exact in float.
+constexpr double kFloatIntegerLimit = 16777216.0;
+}  // namespace
 
 std::optional<DataKind> parse_data_kind(std::string_view name) {
   if (name == "exact") return DataKind::kExact;
   if (name == "fractional") return DataKind::kFractional;
   if (name == "random_signed") return DataKind::kRandomSigned;
+  if (name == "tenths") return DataKind::kTenths;
+  if (name == "all_negative") return DataKind::kAllNegative;
+  if (name == "signed_zeros") return DataKind::kSignedZeros;
+  if (name == "with_nan") return DataKind::kWithNan;
   return std::nullopt;
 }
 
@@ -19,8 +29,80 @@ std::string_view to_string(DataKind kind) {
       return "fractional";
     case DataKind::kRandomSigned:
       return "random_signed";
+    case DataKind::kTenths:
+      return "tenths";
+    case DataKind::kAllNegative:
+      return "all_negative";
+    case DataKind::kSignedZeros:
+      return "signed_zeros";
+    case DataKind::kWithNan:
+      return "with_nan";
   }
   return "unknown";
+}
+
+std::optional<UnsignedDataKind> parse_unsigned_data_kind(std::string_view name) {
+  if (name == "bytes") return UnsignedDataKind::kBytes;
+  if (name == "full_range") return UnsignedDataKind::kFullRange;
+  if (name == "spread") return UnsignedDataKind::kSpread;
+  if (name == "one_bin") return UnsignedDataKind::kOneBin;
+  return std::nullopt;
+}
+
+std::string_view to_string(UnsignedDataKind kind) {
+  switch (kind) {
+    case UnsignedDataKind::kBytes:
+      return "bytes";
+    case UnsignedDataKind::kFullRange:
+      return "full_range";
+    case UnsignedDataKind::kSpread:
+      return "spread";
+    case UnsignedDataKind::kOneBin:
+      return "one_bin";
+  }
+  return "unknown";
+}
+
+std::uint32_t next_unsigned_value(UnsignedDataKind kind, SplitMix64& random) {
+  if (kind == UnsignedDataKind::kBytes) return static_cast<std::uint32_t>(random.next() & 0xFFu);
+  return static_cast<std::uint32_t>(random.next() >> 32);
+}
+
+void fill_unsigned_data(UnsignedDataKind kind, std::span<std::uint32_t> out, std::uint64_t seed) {
+  SplitMix64 random(seed);
+  if (kind == UnsignedDataKind::kOneBin) {
+    // Not bin 0: a kernel that guesses "everything lands in bin 0" must be wrong.
+    std::uint32_t value = static_cast<std::uint32_t>(random.next() >> 32);
+    if (value % 256 == 0) value += 1 + static_cast<std::uint32_t>(random.next() % 255);
+    for (auto& v : out) v = value;
+    return;
+  }
+  for (auto& v : out) v = next_unsigned_value(kind, random);
+}
+
+float next_float_value(DataKind kind, SplitMix64& random) {
+  switch (kind) {
+    case DataKind::kExact:
+      return static_cast<float>(random.next() & 3u);
+    case DataKind::kFractional:
+      return 1.0f + static_cast<float>(random.next() % 1000) * 0.001f;
+    case DataKind::kTenths:
+      return 0.1f;
+    case DataKind::kAllNegative:
+      return -(0.001f + 1000.0f * random.next_unit_float());
+    case DataKind::kSignedZeros: {
+      const std::uint64_t pick = random.next() % 4;
+      if (pick == 0) return -0.0f;
+      if (pick == 1) return 0.0f;
+      return -(1.0f + random.next_unit_float());
+    }
+    case DataKind::kWithNan:
+      if (random.next() % 64 == 0) return std::nanf("");
+      return 2.0f * random.next_unit_float() - 0.5f;
+    case DataKind::kRandomSigned:
+      break;
+  }
+  return 2.0f * random.next_unit_float() - 0.5f;
 }
 
 std::uint64_t SplitMix64::next() {
@@ -33,14 +115,27 @@ std::uint64_t SplitMix64::next() {
 void fill_data(DataKind kind, std::span<float> out, std::uint64_t seed) {
   SplitMix64 random(seed);
   switch (kind) {
-    case DataKind::kExact:
+    case DataKind::kExact: {
       for (std::size_t i = 0; i < out.size(); i += 32) {
         std::uint64_t bits = random.next();  // 2 bits per value, 32 values per draw
         for (std::size_t k = 0; k < 32 && i + k < out.size(); ++k) {
           out[i + k] = static_cast<float>((bits >> (2 * k)) & 3u);
         }
       }
+      // Above about 8 million values the total of 0..3 would pass 2^24, where float stops holding
+      // every integer and the order of additions starts to matter. There, only a fraction of the
+      // elements (spread over the whole array) keep their value, so the total stays near 3/4 of 2^24,
+      // and a hard stop keeps it below: every partial sum is then exact in any order.
+      const double kept = std::min(1.0, 0.75 * kFloatIntegerLimit / (1.5 * static_cast<double>(out.size())));
+      if (kept < 1.0) {
+        double total = 0;
+        for (auto& value : out) {
+          if (random.next_unit_float() >= kept || total + value >= kFloatIntegerLimit) value = 0.0f;
+          total += value;
+        }
+      }
       break;
+    }
     case DataKind::kFractional:
       for (std::size_t i = 0; i < out.size(); ++i) {
         out[i] = 1.0f + static_cast<float>(i % 1000) * 0.001f;
@@ -51,6 +146,12 @@ void fill_data(DataKind kind, std::span<float> out, std::uint64_t seed) {
       // tolerance (which grows with the sum of magnitudes) is a small fraction of the answer. Data
       // centred on zero sums to about sqrt(N), below its own tolerance: any answer would pass.
       for (auto& value : out) value = 2.0f * random.next_unit_float() - 0.5f;
+      break;
+    case DataKind::kTenths:
+    case DataKind::kAllNegative:
+    case DataKind::kSignedZeros:
+    case DataKind::kWithNan:
+      for (auto& value : out) value = next_float_value(kind, random);
       break;
   }
 }

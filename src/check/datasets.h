@@ -1,9 +1,19 @@
 // The inputs a stage is judged on, and their double-precision reference sums.
-//   exact          integers 0..3 drawn from a seed: every partial sum is an integer below 2^24 at
-//                  the sizes we use, so any summation order gives the same float, bit for bit.
+//   exact          integers 0..3 drawn from a seed: every partial sum is an integer below 2^24, so any
+//                  summation order gives the same float, bit for bit (above about 8 million values
+//                  most elements are 0, spread over the array, to keep the total below 2^24).
 //   fractional     1 + (i mod 1000) / 1000: values float cannot hold exactly, a fixed pattern.
 //   random_signed  uniform in [-0.5, 1.5) from a fresh seed per run: both signs and cancellation,
 //                  with a total far enough from zero that the tolerance is a real test of it.
+//   tenths         every element 0.1f: the float-sum precision trap (one add per element drifts).
+//   all_negative   uniform in [-1000, -0.001): a max over them is negative (float_max).
+//   signed_zeros   -0.0 and +0.0 mixed with negative values: +0.0 must win over -0.0 (float_max).
+//   with_nan       random_signed values with about one NaN in 64 (float_max skips them).
+// The unsigned contracts' data (u64_sum, histogram):
+//   bytes          uniform in 0..255: small values whose total still passes 2^32 at large N.
+//   full_range     uniform 32-bit values: two of them can already pass 2^32.
+//   spread         uniform 32-bit values (their bins, v % 256, spread evenly).
+//   one_bin        one value, drawn per run, repeated: every element lands in the same bin.
 #pragma once
 
 #include <cstdint>
@@ -15,13 +25,18 @@
 
 namespace cudojo {
 
-enum class DataKind { kExact, kFractional, kRandomSigned };
+enum class DataKind { kExact, kFractional, kRandomSigned, kTenths, kAllNegative, kSignedZeros, kWithNan };
 
 std::optional<DataKind> parse_data_kind(std::string_view name);
 std::string_view to_string(DataKind kind);
 inline bool is_exact(DataKind kind) { return kind == DataKind::kExact; }
 
 void fill_data(DataKind kind, std::span<float> out, std::uint64_t seed);
+
+enum class UnsignedDataKind { kBytes, kFullRange, kSpread, kOneBin };
+std::optional<UnsignedDataKind> parse_unsigned_data_kind(std::string_view name);
+std::string_view to_string(UnsignedDataKind kind);
+void fill_unsigned_data(UnsignedDataKind kind, std::span<std::uint32_t> out, std::uint64_t seed);
 
 struct ReferenceSum {
   double sum = 0;
@@ -46,5 +61,11 @@ class SplitMix64 {
  private:
   std::uint64_t state_;
 };
+
+// One fresh value of that kind, as the timed launches' changing input draws them (for one_bin, any
+// 32-bit value: the changed element leaves the bin, so the answer changes).
+std::uint32_t next_unsigned_value(UnsignedDataKind kind, SplitMix64& random);
+// One fresh float of that kind (the float max's changing input).
+float next_float_value(DataKind kind, SplitMix64& random);
 
 }  // namespace cudojo

@@ -27,7 +27,8 @@ std::uint32_t float_bits(float value) {
   return bits;
 }
 
-void FindingSet::add(std::string_view code, std::string message, std::optional<std::int64_t> at_size) {
+void FindingSet::add(std::string_view code, std::string message, std::optional<std::int64_t> at_size,
+                     std::optional<int> line) {
   for (auto& entry : entries_) {
     if (entry.finding.code == code) {
       if (at_size && std::find(entry.sizes.begin(), entry.sizes.end(), *at_size) == entry.sizes.end()) {
@@ -36,7 +37,7 @@ void FindingSet::add(std::string_view code, std::string message, std::optional<s
       return;
     }
   }
-  Entry entry{{std::string(code), std::move(message), std::nullopt}, {}};
+  Entry entry{{std::string(code), std::move(message), line}, {}};
   if (at_size) entry.sizes.push_back(*at_size);
   entries_.push_back(std::move(entry));
 }

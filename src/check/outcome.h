@@ -23,6 +23,10 @@ inline constexpr std::string_view kNondeterministic = "nondeterministic";
 inline constexpr std::string_view kImplausibleTime = "implausible_time";
 inline constexpr std::string_view kStaleAnswer = "stale_answer";
 inline constexpr std::string_view kConstantAnswer = "constant_answer";
+inline constexpr std::string_view kImprecise = "imprecise";
+inline constexpr std::string_view kOverflow = "overflow";
+inline constexpr std::string_view kNanRule = "nan_rule";
+inline constexpr std::string_view kSignedZero = "signed_zero";
 }  // namespace finding_code
 
 struct TestResult {
@@ -45,7 +49,9 @@ struct Finding {
 // instead of repeating the sentence.
 class FindingSet {
  public:
-  void add(std::string_view code, std::string message, std::optional<std::int64_t> at_size = {});
+  // `line`: the learner's line the finding is about, when a static check knows it.
+  void add(std::string_view code, std::string message, std::optional<std::int64_t> at_size = {},
+           std::optional<int> line = {});
   bool has(std::string_view code) const;
   std::vector<Finding> finish() const;
 

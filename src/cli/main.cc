@@ -135,13 +135,7 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
                            describe_signature(stage, language));
   std::cout << "## Launch\n\n    " << describe_launch(stage) << "\n\n";
   std::cout << "## What the driver checks\n\n" << find_contract_info(stage.contract)->driver << "\n";
-  if (!stage.test_sizes.empty()) {
-    std::cout << fmt::format("\nSizes: {}. Data: {}. Performance size: {}. Repeats: {}.\n",
-                             fmt::join(stage.test_sizes, ", "), fmt::join(stage.data_sets, ", "),
-                             stage.performance_size, stage.runs);
-  } else {
-    std::cout << fmt::format("\nRepeats: {}.\n", stage.runs);
-  }
+  std::cout << "\n" << describe_tests(stage) << "\n";
   std::cout << "\n## Gate\n\n    " << describe_gate(stage) << "\n\n";
   if (language == Language::kCuda)
     std::cout << "## Headers you may include\n\n" << allowed_headers_text() << "\n";
@@ -362,9 +356,14 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
       entry.bandwidth_gbps = bytes / (entry.reference_time_ms.median_ms * 1e-3) / 1e9;
     }
     entry.reference_metrics = report.metrics.reference_kernel;
+    entry.baseline_name = report.metrics.baseline_name;
+    entry.baseline_time_ms = report.metrics.baseline_time_ms;
     calibration.stages[stage.id] = entry;
     std::cout << fmt::format(
-        "{:<13} reference median {:.4f} ms{}\n", stage.id, entry.reference_time_ms.median_ms,
+        "{:<13} reference median {:.4f} ms{}{}\n", stage.id, entry.reference_time_ms.median_ms,
+        entry.baseline_time_ms
+            ? fmt::format(" ({} {:.4f} ms)", entry.baseline_name, entry.baseline_time_ms->median_ms)
+            : std::string(),
         entry.reference_metrics
             ? fmt::format(", SM throughput {:.1f}% ({})", entry.reference_metrics->sm_throughput_pct,
                           report.metrics.metrics_source)

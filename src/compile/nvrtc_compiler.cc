@@ -873,6 +873,12 @@ CompileResult compile_kernel(const CompileRequest& request) {
       result.image.resize(cubin_size);
       nvrtcGetCUBIN(program.get(), result.image.data());
     }
+    std::size_t ptx_size = 0;
+    if (nvrtcGetPTXSize(program.get(), &ptx_size) == NVRTC_SUCCESS && ptx_size > 1) {
+      result.ptx.resize(ptx_size);
+      nvrtcGetPTX(program.get(), result.ptx.data());
+      result.ptx.resize(ptx_size - 1);  // without the NUL
+    }
     std::string problem;
     if (witness.empty()) {
       problem = signature_message({.any = true, .other = true}, request, false);

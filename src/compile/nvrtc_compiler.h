@@ -56,6 +56,7 @@ struct CompileResult {
   ImageFormat format = ImageFormat::kCubin;
   ParameterAbi abi = ParameterAbi::kPlain;
   std::string lowered_name;   // the symbol to load: "reduce" or its mangled C++ name
+  std::string ptx;            // the module's PTX, when the compiler gives it (static checks read it)
   int source_file_index = 1;  // PTX: the `.file` number of the learner's lines
   double compile_ms = 0;
 };

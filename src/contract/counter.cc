@@ -159,6 +159,8 @@ std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract) 
   if (contract == "counter") return make_counter_driver();
   if (contract == "one_accumulator") return make_float_sum_driver(false);
   if (contract == "partial_per_block") return make_float_sum_driver(true);
+  if (contract == "two_kernel_sum") return make_two_kernel_sum_driver();
+  if (auto exact = make_exact_driver(contract)) return exact;
   throw std::runtime_error(fmt::format("no driver for contract '{}'", contract));
 }
 

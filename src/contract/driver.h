@@ -3,6 +3,7 @@
 // Runs in the worker only. Learner faults surface as LearnerFault; anything else is the judge's.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -34,6 +35,9 @@ struct ContractContext {
   const LoadedKernel& reference;
   std::uint64_t seed;
   PhaseAnnouncer& announce;
+  // The second kernels of a two-kernel contract (nullptr otherwise).
+  const LoadedKernel* submission_second = nullptr;
+  const LoadedKernel* reference_second = nullptr;
 };
 
 struct ContractOutcome {
@@ -42,6 +46,9 @@ struct ContractOutcome {
   std::vector<DeterminismResult> determinism;
   std::optional<TimeStats> submission_time;
   std::optional<TimeStats> reference_time;
+  // A library baseline timed in the same rotation (gate.rule = baseline_ratio).
+  std::optional<TimeStats> baseline_time;
+  std::string baseline_name;
   std::int64_t timed_n = 0;
   double bytes_read_per_launch = 0;  // 0: the contract reads no input (bandwidth is meaningless)
 };
@@ -65,6 +72,14 @@ class ContractDriver {
 
 std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract);
 
+// The stage's grid at size n on this GPU: a fixed count, a count per SM, or ceil(n / threads).
+inline int grid_blocks(const ContractContext& context, std::int64_t n) {
+  const LaunchShape& launch = context.stage.launch;
+  if (launch.fixed_blocks) return *launch.fixed_blocks;
+  if (launch.blocks_per_sm) return *launch.blocks_per_sm * std::max(1, context.gpu.info().sm_count);
+  return static_cast<int>((n + launch.threads_per_block - 1) / launch.threads_per_block);
+}
+
 // Per-case seed: fresh per run (from the job's seed) yet reproducible from it.
 std::uint64_t case_seed(std::uint64_t run_seed, std::string_view data, std::int64_t n);
 
@@ -75,4 +90,8 @@ std::unique_ptr<ContractDriver> make_counter_driver();
 // one_accumulator (partial_per_block = false) and partial_per_block share one driver: the same
 // input, poisoning and timing; they differ in the output buffer and how it is judged.
 std::unique_ptr<ContractDriver> make_float_sum_driver(bool partial_per_block);
+// two_kernel_sum: the float-sum driver with a partials kernel and a fold kernel.
+std::unique_ptr<ContractDriver> make_two_kernel_sum_driver();
+// The exact contracts (contract/exact_driver.cc): u64_sum, histogram, float_max.
+std::unique_ptr<ContractDriver> make_exact_driver(std::string_view contract);
 }  // namespace cudojo

@@ -3,7 +3,11 @@
 //                      and must end as the sum of X[0..N).
 //   partial_per_block  `__global__ void NAME(const float* X, float* partial, int N)`; partial[b]
 //                      must end as block b's own sum; the host adds them.
-// Both launch ceil(N / threads) blocks with the stage's dynamic shared memory.
+//   two_kernel_sum     `__global__ void NAME(const float* X, float* partial, int N)` on the stage's
+//                      fixed grid, then `__global__ void SECOND(const float* partial, float* out,
+//                      int count)` on one block; *out must hold the sum, the same bits every run.
+// They launch the stage's grid (ceil(N / threads) blocks unless it fixes one) with the stage's
+// dynamic shared memory.
 //
 // What the driver does around each learner launch, and why:
 //   - X is followed by a guard region (1000.0f); on exact data one launch puts 2^41 there instead,
@@ -11,16 +15,23 @@
 //   - Every SM's shared memory is filled with 2^40 before each launch; on exact data the launch is
 //     repeated as it was (a race shows as a different answer) and under -3.0f, and the answer must
 //     not move (else a shared slot was read before anything wrote it).
-//   - partial[] is filled with a NaN payload, so unwritten slots are visible.
+//   - partial[] (and a two-kernel sum's *out) is filled with a NaN payload, so unwritten slots are
+//     visible.
+//   - A stage with a precision bound (max_relative_error) holds inexact answers to it; a stage that
+//     asks for determinism wants the same bits on inexact data too.
+//   - A stage gated against CUB times CUB's sum of the same X in the same rotation.
 //   - X is read back and compared with the host copy (a kernel must not write its input).
 //   - While timing, one element of X changes before each of the submission's launches, outside the
 //     timed region, and every timed result is checked: state kept between launches gains nothing.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
+#include "check/exact_checks.h"
 #include "check/findings.h"
+#include "contract/cub_baseline.h"
 #include "contract/driver.h"
 #include "measure/timing.h"
 
@@ -77,9 +88,13 @@ class ChangingInput {
   std::vector<double> sums_;
 };
 
+enum class FloatSumShape { kOneAccumulator, kPartialPerBlock, kTwoKernels };
+
 class FloatSumDriver : public ContractDriver {
  public:
-  explicit FloatSumDriver(bool partial_per_block) : partial_(partial_per_block) {}
+  explicit FloatSumDriver(FloatSumShape shape)
+      : partial_(shape == FloatSumShape::kPartialPerBlock),
+        two_kernels_(shape == FloatSumShape::kTwoKernels) {}
 
   double time_reference(ContractContext& context) override {
     allocate(context);
@@ -103,7 +118,7 @@ class FloatSumDriver : public ContractDriver {
 
     context.announce.phase("determinism", 2 * stage.runs);
     determinism(context, DataKind::kExact, outcome);
-    determinism(context, DataKind::kRandomSigned, outcome);
+    determinism(context, stage.deterministic ? inexact_data(stage) : DataKind::kRandomSigned, outcome);
   }
 
   void measure(ContractContext& context, ContractOutcome& outcome) override {
@@ -118,14 +133,21 @@ class FloatSumDriver : public ContractDriver {
     };
     TimedResults results;
     submission.verify = [this, &context, &input, &results, n] {
-      std::vector<float> got(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
+      std::vector<float> got(output_count(context, n));
       context.gpu.download(got.data(), out_.get(), got.size() * sizeof(float));
       input.check(got, results);
     };
-    auto times = time_interleaved(context.gpu, submission, timed(context, context.reference, n, false));
+    std::optional<TimedKernel> baseline;
+    if (context.stage.gate.rule == GateRule::kBaselineRatio) baseline = cub_baseline(context, n);
+    auto times = time_interleaved(context.gpu, submission, timed(context, context.reference, n, false), {},
+                                  baseline ? &*baseline : nullptr);
     add_stale_answer_findings(n, results, outcome.findings);
     outcome.submission_time = times.submission;
     outcome.reference_time = times.reference;
+    if (times.baseline) {
+      outcome.baseline_time = times.baseline;
+      outcome.baseline_name = "CUB DeviceReduce::Sum";
+    }
     outcome.timed_n = n;
     outcome.bytes_read_per_launch = static_cast<double>(n) * sizeof(float);
   }
@@ -140,7 +162,9 @@ class FloatSumDriver : public ContractDriver {
       fill_data(DataKind::kExact, host, case_seed(context.seed, "tools", n));
       tool_pristine_ = DeviceBuffer<float>(host.size());
       tool_x_ = DeviceBuffer<float>(host.size());
-      tool_out_ = DeviceBuffer<float>(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
+      tool_out_ = DeviceBuffer<float>(output_count(context, n));
+      if (two_kernels_)
+        tool_partial_ = DeviceBuffer<float>(static_cast<std::size_t>(grid_blocks(context, n)));
       context.gpu.upload(tool_pristine_.get(), host.data(), tool_pristine_.bytes());
       tool_n_ = n;
     }
@@ -149,16 +173,17 @@ class FloatSumDriver : public ContractDriver {
     CUDOJO_CUDA(cudaMemcpyAsync(x.get(), tool_pristine_.get(), x.bytes(), cudaMemcpyDeviceToDevice,
                                 context.gpu.stream()));
     CUDOJO_CUDA(cudaMemsetAsync(out.get(), 0, out.bytes(), context.gpu.stream()));
+    if (two_kernels_) {
+      CUDOJO_CUDA(cudaMemsetAsync(tool_partial_.get(), 0, tool_partial_.bytes(), context.gpu.stream()));
+    }
     context.gpu.sync_judge();
-    const KernelArgument args[] = {
-        KernelArgument::array(x.get(), n, sizeof(float)),
-        KernelArgument::array(out.get(), static_cast<std::int64_t>(out.count()), sizeof(float)),
-        KernelArgument::scalar(static_cast<int>(n))};
-    const auto& launch = context.stage.launch;
     if (marks.before) marks.before();
     try {
-      kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
-                    args, context.gpu.stream());
+      // A tool watching the submission sees both of its kernels; the reference's second kernel goes
+      // with the reference.
+      const LoadedKernel* second =
+          &kernel == &context.reference ? context.reference_second : context.submission_second;
+      launch_kernels(context, kernel, second, x.get(), tool_partial_.get(), out.get(), n);
     } catch (const CudaError& error) {
       throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
     }
@@ -170,11 +195,45 @@ class FloatSumDriver : public ContractDriver {
   DeviceBuffer<float> tool_pristine_;
   DeviceBuffer<float> tool_x_;
   DeviceBuffer<float> tool_out_;
+  DeviceBuffer<float> tool_partial_;
 
-  int blocks_for(const ContractContext& context, std::int64_t n) const {
-    const int threads = context.stage.launch.threads_per_block;
-    return static_cast<int>((n + threads - 1) / threads);
+  // partial_per_block: one output per block; otherwise one total.
+  std::size_t output_count(const ContractContext& context, std::int64_t n) const {
+    return partial_ ? static_cast<std::size_t>(grid_blocks(context, n)) : 1;
   }
+
+  // The inexact data set a deterministic stage is held to (random_signed when it lists it).
+  static DataKind inexact_data(const Stage& stage) {
+    for (const auto& name : stage.data_sets) {
+      const auto kind = parse_data_kind(name);
+      if (kind && *kind == DataKind::kRandomSigned) return *kind;
+    }
+    for (const auto& name : stage.data_sets) {
+      const auto kind = parse_data_kind(name);
+      if (kind && !is_exact(*kind)) return *kind;
+    }
+    return DataKind::kRandomSigned;
+  }
+
+  // CUB's sum of the same X, into its own output, in the timing rotation.
+  TimedKernel cub_baseline(ContractContext& context, std::int64_t n) {
+    if (!cub_scratch_.get()) {
+      cub_scratch_bytes_ = cub_sum_scratch_bytes(static_cast<std::size_t>(n));
+      cub_scratch_ = DeviceBuffer<char>(std::max<std::size_t>(cub_scratch_bytes_, 1));
+      cub_out_ = DeviceBuffer<float>(1);
+    }
+    return TimedKernel{[] {},
+                       [this, &context, n] {
+                         launch_cub_sum(x_.get(), cub_out_.get(), static_cast<std::size_t>(n),
+                                        cub_scratch_.get(), cub_scratch_bytes_, context.gpu.stream());
+                       },
+                       false,
+                       {}};
+  }
+
+  DeviceBuffer<char> cub_scratch_;
+  std::size_t cub_scratch_bytes_ = 0;
+  DeviceBuffer<float> cub_out_;
 
   void allocate(ContractContext& context) {
     if (x_.get()) return;
@@ -182,11 +241,13 @@ class FloatSumDriver : public ContractDriver {
     for (auto n : context.stage.test_sizes) max_n = std::max(max_n, n);
     x_ = DeviceBuffer<float>(static_cast<std::size_t>(max_n + kGuardElements));
     host_x_.assign(static_cast<std::size_t>(max_n + kGuardElements), 0.0f);
-    const std::size_t outputs = partial_ ? static_cast<std::size_t>(blocks_for(context, max_n)) : 1;
+    const std::size_t outputs = output_count(context, max_n);
     out_ = DeviceBuffer<float>(outputs);
     float unwritten;
     std::memcpy(&unwritten, &kUnwrittenPartialBits, sizeof unwritten);
-    unwritten_pattern_.assign(outputs, unwritten);
+    const std::size_t partials = two_kernels_ ? static_cast<std::size_t>(grid_blocks(context, max_n)) : 0;
+    if (two_kernels_) partial_slots_ = DeviceBuffer<float>(partials);
+    unwritten_pattern_.assign(std::max(outputs, partials), unwritten);
   }
 
   // Fills X[0..n) with the data and the guard after it with `guard`, on the host and the device.
@@ -204,11 +265,18 @@ class FloatSumDriver : public ContractDriver {
     context.gpu.upload(x_.get() + n, host_x_.data() + n, kGuardElements * sizeof(float));
   }
 
-  // Resets the output: zero for an accumulator, the unwritten marker for partials.
+  // Resets the output: zero for an accumulator, the unwritten marker for partials (and for both of
+  // a two-kernel sum's buffers: each must be written, not added to).
   void reset_output(ContractContext& context, std::int64_t n) {
-    if (partial_) {
+    if (two_kernels_) {
+      CUDOJO_CUDA(cudaMemcpyAsync(partial_slots_.get(), unwritten_pattern_.data(),
+                                  static_cast<std::size_t>(grid_blocks(context, n)) * sizeof(float),
+                                  cudaMemcpyHostToDevice, context.gpu.stream()));
+      CUDOJO_CUDA(cudaMemcpyAsync(out_.get(), unwritten_pattern_.data(), sizeof(float),
+                                  cudaMemcpyHostToDevice, context.gpu.stream()));
+    } else if (partial_) {
       CUDOJO_CUDA(cudaMemcpyAsync(out_.get(), unwritten_pattern_.data(),
-                                  static_cast<std::size_t>(blocks_for(context, n)) * sizeof(float),
+                                  static_cast<std::size_t>(grid_blocks(context, n)) * sizeof(float),
                                   cudaMemcpyHostToDevice, context.gpu.stream()));
     } else {
       CUDOJO_CUDA(cudaMemsetAsync(out_.get(), 0, sizeof(float), context.gpu.stream()));
@@ -216,30 +284,56 @@ class FloatSumDriver : public ContractDriver {
   }
 
   void launch_kernel(ContractContext& context, const LoadedKernel& kernel, std::int64_t n) {
-    // The arrays' lengths are what the kernel may touch (a Numba kernel sees them as X.shape[0]):
-    // the guard region and unused partial slots are not the kernel's.
-    const std::int64_t outputs = partial_ ? blocks_for(context, n) : 1;
-    const KernelArgument args[] = {KernelArgument::array(x_.get(), n, sizeof(float)),
-                                   KernelArgument::array(out_.get(), outputs, sizeof(float)),
-                                   KernelArgument::scalar(static_cast<int>(n))};
-    const auto& launch = context.stage.launch;
-    kernel.launch(dim3(blocks_for(context, n)), dim3(launch.threads_per_block), launch.dynamic_shared_bytes,
-                  args, context.gpu.stream());
+    const LoadedKernel* second =
+        &kernel == &context.reference ? context.reference_second : context.submission_second;
+    launch_kernels(context, kernel, second, x_.get(), partial_slots_.get(), out_.get(), n);
   }
 
-  // One learner launch under a shared-memory pattern; returns the output buffer.
+  // One launch of the contract: the kernel on the stage's grid, then (two-kernel sums) the fold on
+  // one block. The arrays' lengths are what each kernel may touch (a Numba kernel sees them as
+  // X.shape[0]): the guard region and unused partial slots are not the kernel's.
+  void launch_kernels(ContractContext& context, const LoadedKernel& kernel, const LoadedKernel* second,
+                      const float* x, float* partials, float* out, std::int64_t n) {
+    const auto& launch = context.stage.launch;
+    const int blocks = grid_blocks(context, n);
+    if (two_kernels_) {
+      if (!second) throw std::logic_error("a two-kernel contract launched without its second kernel");
+      const KernelArgument first_args[] = {KernelArgument::array(x, n, sizeof(float)),
+                                           KernelArgument::array(partials, blocks, sizeof(float)),
+                                           KernelArgument::scalar(static_cast<int>(n))};
+      kernel.launch(dim3(blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, first_args,
+                    context.gpu.stream());
+      const KernelArgument second_args[] = {KernelArgument::array(partials, blocks, sizeof(float)),
+                                            KernelArgument::array(out, 1, sizeof(float)),
+                                            KernelArgument::scalar(blocks)};
+      second->launch(dim3(1), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, second_args,
+                     context.gpu.stream());
+      return;
+    }
+    const std::int64_t outputs = partial_ ? blocks : 1;
+    const KernelArgument args[] = {KernelArgument::array(x, n, sizeof(float)),
+                                   KernelArgument::array(out, outputs, sizeof(float)),
+                                   KernelArgument::scalar(static_cast<int>(n))};
+    kernel.launch(dim3(blocks), dim3(launch.threads_per_block), launch.dynamic_shared_bytes, args,
+                  context.gpu.stream());
+  }
+
+  // One learner launch under a shared-memory pattern; returns the output buffer. `noise_seed`: run it
+  // beside the judge's noise kernel (a stage that demands determinism).
   std::vector<float> run_submission(ContractContext& context, std::int64_t n, float shared_pattern,
-                                    std::string_view what) {
+                                    std::string_view what, std::optional<std::uint32_t> noise_seed = {}) {
     reset_output(context, n);
     context.gpu.poison_shared(shared_pattern);
     context.gpu.sync_judge();
+    if (noise_seed) context.gpu.start_noise(*noise_seed);
     try {
       launch_kernel(context, context.submission, n);
     } catch (const CudaError& error) {
       throw LearnerFault(error.name(), fmt::format("launching the submission at {}: {}", what, error.what()));
     }
     context.gpu.sync_learner(fmt::format("the submission at {}", what));
-    std::vector<float> result(partial_ ? static_cast<std::size_t>(blocks_for(context, n)) : 1);
+    if (noise_seed) context.gpu.wait_noise();
+    std::vector<float> result(output_count(context, n));
     context.gpu.download(result.data(), out_.get(), result.size() * sizeof(float));
     return result;
   }
@@ -250,8 +344,43 @@ class FloatSumDriver : public ContractDriver {
     const ReferenceSum total = reference_sum(values);
     if (!partial_) {
       outcome.tests.push_back(judge_total(to_string(kind), n, is_exact(kind), result[0], total));
-      if (!outcome.tests.back().ok && !is_exact(kind) && result[0] != result[0]) {
-        outcome.findings.add(finding_code::kWrongValue, "the sum came out as NaN", n);
+      TestResult& test = outcome.tests.back();
+      if (!test.ok && is_exact(kind) && std::isfinite(result[0]) && std::fabs(result[0]) < kLoudThreshold) {
+        // Not a planted value (the poisoning runs name those): the kernel's own additions are off.
+        outcome.findings.add(
+            finding_code::kWrongValue,
+            fmt::format(
+                "on exact data (every order of additions gives one answer) the sum came out as {:.9g}, "
+                "expected {:.9g}: {}",
+                result[0], total.sum,
+                result[0] < total.sum ? "some elements were never added (a tail, or a grid that does "
+                                        "not cover all of N?)"
+                                      : "some elements were added more than once"),
+            n);
+      }
+      if (!test.ok && !is_exact(kind) && result[0] != result[0]) {
+        outcome.findings.add(finding_code::kWrongValue,
+                             two_kernels_
+                                 ? "the sum came out as NaN: *out (or a partial slot) starts as NaN and "
+                                   "must be written, not added to"
+                                 : "the sum came out as NaN",
+                             n);
+      }
+      if (const auto bound = context.stage.max_relative_error; bound && !is_exact(kind)) {
+        const PrecisionCheck precision = check_relative_error(result[0], total.sum, *bound);
+        test.detail +=
+            fmt::format("; relative error {:.3g} (bound {:.3g})", precision.relative_error, *bound);
+        if (!precision.ok) {
+          test.ok = false;
+          outcome.findings.add(
+              finding_code::kImprecise,
+              fmt::format("relative error {:.3g} against the double-precision sum, above the "
+                          "stage's bound {:.3g}: every float add rounds to the total's precision, "
+                          "so many small adds into one large total drift; add fewer, larger "
+                          "partial sums (a tree per block) or compensate",
+                          precision.relative_error, *bound),
+              n);
+        }
       }
       return;
     }
@@ -305,10 +434,16 @@ class FloatSumDriver : public ContractDriver {
     upload_case(context, kind, n, kGuardQuiet);
     std::vector<std::uint64_t> prints;
     DeterminismResult result{std::string(to_string(kind)), n, context.stage.runs, 0, 0, 0};
+    // A stage that demands the same bits every run gets them checked on a busy GPU too: every other
+    // run goes beside the judge's noise kernel, so an order of float atomics that only repeats on
+    // an idle GPU shows.
+    SplitMix64 noise(case_seed(context.seed, "noise", n));
     for (int run = 0; run < context.stage.runs; ++run) {
-      auto output =
-          run_submission(context, n, kSharedPoisonLoud,
-                         fmt::format("{} (determinism run {})", describe_test(to_string(kind), n), run + 1));
+      std::optional<std::uint32_t> noise_seed;
+      if (context.stage.deterministic && run % 2 == 1) noise_seed = static_cast<std::uint32_t>(noise.next());
+      auto output = run_submission(
+          context, n, kSharedPoisonLoud,
+          fmt::format("{} (determinism run {})", describe_test(to_string(kind), n), run + 1), noise_seed);
       prints.push_back(fingerprint(output));
       double value = 0;
       for (float v : output) value += v;
@@ -317,7 +452,18 @@ class FloatSumDriver : public ContractDriver {
     }
     result.distinct = count_distinct(prints);
     outcome.determinism.push_back(result);
-    if (is_exact(kind)) add_determinism_findings(n, prints, outcome.findings);
+    if (is_exact(kind)) {
+      add_determinism_findings(n, prints, outcome.findings);
+    } else if (context.stage.deterministic && result.distinct > 1) {
+      outcome.findings.add(
+          finding_code::kNondeterministic,
+          fmt::format("{} runs on the same {} data (half of them beside other work on the GPU) "
+                      "gave {} different sums (from {:.9g} to {:.9g}): this stage asks for the "
+                      "same bits every run, so the order of the additions must be fixed; float "
+                      "atomics add in whatever order threads arrive",
+                      context.stage.runs, to_string(kind), result.distinct, result.min, result.max),
+          n);
+    }
   }
 
   TimedKernel timed(ContractContext& context, const LoadedKernel& kernel, std::int64_t n, bool learner) {
@@ -328,6 +474,8 @@ class FloatSumDriver : public ContractDriver {
   }
 
   bool partial_;
+  bool two_kernels_;
+  DeviceBuffer<float> partial_slots_;  // two_kernel_sum: the first kernel's per-block sums
   DeviceBuffer<float> x_;
   DeviceBuffer<float> out_;
   std::vector<float> host_x_;
@@ -337,7 +485,12 @@ class FloatSumDriver : public ContractDriver {
 }  // namespace
 
 std::unique_ptr<ContractDriver> make_float_sum_driver(bool partial_per_block) {
-  return std::make_unique<FloatSumDriver>(partial_per_block);
+  return std::make_unique<FloatSumDriver>(partial_per_block ? FloatSumShape::kPartialPerBlock
+                                                            : FloatSumShape::kOneAccumulator);
+}
+
+std::unique_ptr<ContractDriver> make_two_kernel_sum_driver() {
+  return std::make_unique<FloatSumDriver>(FloatSumShape::kTwoKernels);
 }
 
 }  // namespace cudojo

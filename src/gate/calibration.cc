@@ -141,6 +141,10 @@ void to_json(nlohmann::json& j, const Calibration& calibration) {
         stage.bandwidth_gbps ? nlohmann::json(*stage.bandwidth_gbps) : nlohmann::json(nullptr);
     entry["reference_metrics"] =
         stage.reference_metrics ? nlohmann::json(*stage.reference_metrics) : nlohmann::json(nullptr);
+    if (stage.baseline_time_ms) {
+      entry["baseline_name"] = stage.baseline_name;
+      entry["baseline_time_ms"] = *stage.baseline_time_ms;
+    }
     j["stages"][id] = entry;
   }
 }
@@ -160,6 +164,10 @@ void from_json(const nlohmann::json& j, Calibration& calibration) {
     }
     if (entry.contains("reference_metrics") && !entry.at("reference_metrics").is_null()) {
       stage.reference_metrics = entry.at("reference_metrics").get<KernelMetrics>();
+    }
+    if (entry.contains("baseline_time_ms") && !entry.at("baseline_time_ms").is_null()) {
+      stage.baseline_time_ms = entry.at("baseline_time_ms").get<TimeStats>();
+      stage.baseline_name = entry.value("baseline_name", "");
     }
     calibration.stages[id] = stage;
   }

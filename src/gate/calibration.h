@@ -26,6 +26,10 @@ struct StageCalibration {
   TimeStats reference_time_ms;
   std::optional<double> bandwidth_gbps;
   std::optional<KernelMetrics> reference_metrics;
+  // Stages gated against a library (CUB) record the library's time beside the reference's; the gate
+  // itself always uses the library timed in the same run.
+  std::string baseline_name;
+  std::optional<TimeStats> baseline_time_ms;
 };
 
 struct Calibration {

@@ -52,6 +52,21 @@ TEST_F(CalibrationFiles, SavedFilesLoadBackForTheSameGpuOnly) {
   EXPECT_FALSE(load_calibration(dir_, "NVIDIA H100 80GB HBM3").has_value());  // no file: measure instead
 }
 
+TEST_F(CalibrationFiles, ABaselineTimeTravelsWithItsName) {
+  Calibration calibration = sample();
+  calibration.stages["reduction/6"].n = 1 << 26;
+  calibration.stages["reduction/6"].baseline_name = "CUB DeviceReduce::Sum";
+  calibration.stages["reduction/6"].baseline_time_ms = TimeStats{0.0655, 0.065, 0.066, 20};
+  save_calibration(dir_, calibration);
+  const auto loaded = load_calibration(dir_, "NVIDIA H200");
+  ASSERT_TRUE(loaded.has_value());
+  const StageCalibration& stage = loaded->stages.at("reduction/6");
+  ASSERT_TRUE(stage.baseline_time_ms.has_value());
+  EXPECT_DOUBLE_EQ(stage.baseline_time_ms->median_ms, 0.0655);
+  EXPECT_EQ(stage.baseline_name, "CUB DeviceReduce::Sum");
+  EXPECT_FALSE(loaded->stages.at("reduction/3").baseline_time_ms.has_value());
+}
+
 TEST_F(CalibrationFiles, ABrokenFileIsAnErrorNotSilentlyIgnored) {
   fs::create_directories(dir_);
   std::ofstream(dir_ / "nvidia-h200.json") << "{ not json";

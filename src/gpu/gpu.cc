@@ -17,6 +17,8 @@ namespace {
 //                         word of the block's dynamic shared memory with the pattern.
 //   cudojo_read_probe     grid-stride read of float4s, four independent loads in flight per thread;
 //                         the sum is kept alive by a store that never happens on zero-filled input.
+//   cudojo_noise          each thread adds to pseudo-random words of a 4 KiB scratch area for a
+//                         pseudo-random number of rounds: SMs and the L2 stay busy, unevenly.
 constexpr const char* kJudgeKernels = R"(
 extern "C" __global__ void cudojo_poison_shared(float pattern, int words) {
   extern __shared__ float scratch[];
@@ -39,6 +41,18 @@ extern "C" __global__ void cudojo_read_probe(const float4* __restrict__ data, lo
   }
   if (acc == -1.0f) *sink = acc;
 }
+
+extern "C" __global__ void cudojo_noise(unsigned int* scratch, unsigned int seed, int rounds) {
+  unsigned int h = seed ^ (blockIdx.x * 0x9E3779B9u) ^ (threadIdx.x * 0x85EBCA6Bu);
+  h ^= h >> 16;
+  h *= 0x7FEB352Du;
+  h ^= h >> 15;
+  const int count = rounds / 2 + (int)(h % (unsigned int)rounds);
+  for (int i = 0; i < count; ++i) {
+    h = h * 1664525u + 1013904223u;
+    atomicAdd(&scratch[h >> 22], 1u);
+  }
+}
 )";
 
 constexpr std::size_t kProbeBytes = std::size_t{1} << 30;
@@ -54,9 +68,9 @@ std::vector<char> compile_judge_kernel(const std::string& source, const std::str
   request.file_name = "cudojo_judge.cu";
   request.kernel_name = symbol;
   request.kernel_parameters = "";
-  request.kernel_pointer_type = symbol == "cudojo_poison_shared"
-                                    ? "void (*)(float, int)"
-                                    : "void (*)(const float4*, long long, float*)";
+  request.kernel_pointer_type = symbol == "cudojo_poison_shared" ? "void (*)(float, int)"
+                                : symbol == "cudojo_noise" ? "void (*)(unsigned int*, unsigned int, int)"
+                                                           : "void (*)(const float4*, long long, float*)";
   request.arch = arch;
   request.cuda_include_dir = cuda_include_dir;
   CompileResult result = compile_kernel(request);
@@ -164,6 +178,9 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool wit
   poison_shared_bytes_ = static_cast<int>(prop.sharedMemPerBlockOptin);
   poison_kernel_ = std::make_unique<LoadedKernel>(cubin, poison_symbol, poison_shared_bytes_);
   probe_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_read_probe", 0);
+  noise_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_noise", 0);
+  noise_scratch_ = DeviceBuffer<unsigned>(1024);
+  CUDOJO_CUDA(cudaStreamCreateWithFlags(&noise_stream_, cudaStreamNonBlocking));
   l2_flush_ = DeviceBuffer<unsigned char>(
       std::max<std::size_t>(2 * static_cast<std::size_t>(prop.l2CacheSize), 1 << 20));
   l2_flush_sink_ = DeviceBuffer<float>(1);
@@ -174,6 +191,8 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool wit
 GpuSession::~GpuSession() {
   poison_kernel_.reset();
   probe_kernel_.reset();
+  noise_kernel_.reset();
+  if (noise_stream_) cudaStreamDestroy(noise_stream_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
   if (stream_) cudaStreamDestroy(stream_);
@@ -194,6 +213,20 @@ void GpuSession::poison_shared(float pattern) {
   // Several blocks per SM so every SM runs at least one, whatever order the scheduler picks.
   judge_kernel(poison_kernel_)
       .launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
+}
+
+void GpuSession::start_noise(std::uint32_t seed) {
+  // One block per SM beside whatever else runs there; about 0.1-0.5 ms of atomics, longer than a
+  // memory-speed pass over 2^26 floats and its fold.
+  int rounds = 1000;
+  void* args[] = {nullptr, &seed, &rounds};
+  unsigned* scratch = noise_scratch_.get();
+  args[0] = &scratch;
+  judge_kernel(noise_kernel_).launch(dim3(info_.sm_count), dim3(256), 0, args, noise_stream_);
+}
+
+void GpuSession::wait_noise() {
+  if (noise_stream_) CUDOJO_CUDA(cudaStreamSynchronize(noise_stream_));
 }
 
 void GpuSession::flush_l2() {

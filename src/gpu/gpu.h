@@ -129,6 +129,11 @@ class GpuSession {
 
   // Fills every SM's shared memory with `pattern` so the next kernel finds it there.
   void poison_shared(float pattern);
+  // Starts a judge kernel on a second stream that keeps every SM and the L2 busy with atomics for
+  // a while (its length drawn from `seed`), so a launch made now runs beside other work, as on a
+  // shared GPU: an order of atomics that only repeats on an idle GPU changes. wait_noise() ends it.
+  void start_noise(std::uint32_t seed);
+  void wait_noise();
   // Evicts the L2 by reading a buffer twice its size (outside any timed region); what is left
   // behind is clean, so the next kernel neither hits its input in the L2 nor writes back lines.
   void flush_l2();
@@ -156,6 +161,9 @@ class GpuSession {
   cudaEvent_t stop_ = nullptr;
   std::unique_ptr<LoadedKernel> poison_kernel_;
   std::unique_ptr<LoadedKernel> probe_kernel_;
+  std::unique_ptr<LoadedKernel> noise_kernel_;
+  cudaStream_t noise_stream_ = nullptr;
+  DeviceBuffer<unsigned> noise_scratch_;
   int poison_shared_bytes_ = 0;
   DeviceBuffer<unsigned char> l2_flush_;
   DeviceBuffer<float> l2_flush_sink_;

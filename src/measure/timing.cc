@@ -30,15 +30,20 @@ void warm_up(GpuSession& gpu, const TimedKernel& kernel) {
 }  // namespace
 
 InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission,
-                                  const TimedKernel& reference, StopRule::Settings settings) {
+                                  const TimedKernel& reference, StopRule::Settings settings,
+                                  const TimedKernel* baseline) {
   warm_up(gpu, reference);
+  if (baseline) warm_up(gpu, *baseline);
   warm_up(gpu, submission);
-  StopRule submission_rule(settings), reference_rule(settings);
-  while (!(submission_rule.done() && reference_rule.done())) {
+  StopRule submission_rule(settings), reference_rule(settings), baseline_rule(settings);
+  while (!(submission_rule.done() && reference_rule.done() && (!baseline || baseline_rule.done()))) {
     reference_rule.add(sample(gpu, reference));
+    if (baseline) baseline_rule.add(sample(gpu, *baseline));
     submission_rule.add(sample(gpu, submission));
   }
-  return {summarize(submission_rule.samples()), summarize(reference_rule.samples())};
+  InterleavedTimes times{summarize(submission_rule.samples()), summarize(reference_rule.samples()), {}};
+  if (baseline) times.baseline = summarize(baseline_rule.samples());
+  return times;
 }
 
 TimeStats time_until_stable(GpuSession& gpu, const TimedKernel& kernel, StopRule::Settings settings) {

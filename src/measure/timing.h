@@ -25,12 +25,16 @@ struct TimedKernel {
 struct InterleavedTimes {
   TimeStats submission;
   TimeStats reference;
+  std::optional<TimeStats> baseline;  // when a baseline kernel took part
 };
 
 inline constexpr int kWarmupLaunches = 3;
 
+// `baseline` (a library kernel such as CUB's, which some gates compare with) joins the rotation
+// when given: reference, baseline, submission, sample after sample.
 InterleavedTimes time_interleaved(GpuSession& gpu, const TimedKernel& submission,
-                                  const TimedKernel& reference, StopRule::Settings settings = {});
+                                  const TimedKernel& reference, StopRule::Settings settings = {},
+                                  const TimedKernel* baseline = nullptr);
 
 // Times one kernel alone (the reference, before anything else), to set the time limits.
 TimeStats time_alone(GpuSession& gpu, const TimedKernel& kernel, int samples);

@@ -72,6 +72,9 @@ void to_json(nlohmann::json& j, const Report& report) {
       {"time_ms", optional_json(m.time_ms)},
       {"reference_time_ms", optional_json(m.reference_time_ms)},
       {"time_ratio", optional_json(m.time_ratio)},
+      {"baseline_name", m.baseline_name},
+      {"baseline_time_ms", optional_json(m.baseline_time_ms)},
+      {"baseline_ratio", optional_json(m.baseline_ratio)},
       {"bandwidth_gbps", optional_json(m.bandwidth_gbps)},
       {"pct_of_peak", optional_json(m.pct_of_peak)},
       {"note", m.note},
@@ -153,6 +156,9 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.metrics.time_ms = optional_from<TimeStats>(m, "time_ms");
   report.metrics.reference_time_ms = optional_from<TimeStats>(m, "reference_time_ms");
   report.metrics.time_ratio = optional_from<double>(m, "time_ratio");
+  report.metrics.baseline_name = m.value("baseline_name", std::string{});
+  report.metrics.baseline_time_ms = optional_from<TimeStats>(m, "baseline_time_ms");
+  report.metrics.baseline_ratio = optional_from<double>(m, "baseline_ratio");
   report.metrics.bandwidth_gbps = optional_from<double>(m, "bandwidth_gbps");
   report.metrics.pct_of_peak = optional_from<double>(m, "pct_of_peak");
   report.metrics.note = m.value("note", "");

@@ -34,6 +34,10 @@ struct Metrics {
   std::optional<TimeStats> time_ms;
   std::optional<TimeStats> reference_time_ms;
   std::optional<double> time_ratio;
+  // A library baseline timed in the same rotation (stages gated against CUB).
+  std::string baseline_name;
+  std::optional<TimeStats> baseline_time_ms;
+  std::optional<double> baseline_ratio;  // the submission's median / the baseline's
   std::optional<double> bandwidth_gbps;
   std::optional<double> pct_of_peak;
   std::string note;  // why figures are missing, when they are

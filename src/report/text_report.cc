@@ -161,6 +161,13 @@ std::string render_text(const Report& report, bool colour) {
                          m.reference_time_ms->max_ms, m.reference_time_ms->samples);
     }
     if (m.time_ratio) out << fmt::format("  ratio       {:.2f} x the reference\n", *m.time_ratio);
+    if (m.baseline_time_ms) {
+      out << fmt::format("  baseline    median {:9.4f} ms  (min {:.4f}, max {:.4f}, {} samples)  {}\n",
+                         m.baseline_time_ms->median_ms, m.baseline_time_ms->min_ms,
+                         m.baseline_time_ms->max_ms, m.baseline_time_ms->samples, m.baseline_name);
+    }
+    if (m.baseline_ratio)
+      out << fmt::format("  ratio       {:.2f} x {}\n", *m.baseline_ratio, m.baseline_name);
     if (m.kernel) {
       auto shown = [](double value, const char* format) {
         return std::isnan(value) ? std::string("n/a") : fmt::format(fmt::runtime(format), value);

@@ -25,6 +25,7 @@ struct SubmissionBuild {
   CompileInfo compile;                    // ok, arch, compiler, log, diagnostics, compile_ms
   std::optional<BuiltKernel> submission;  // when compile.ok
   std::optional<BuiltKernel> counted;     // the barrier check's build, when it could be made
+  std::optional<BuiltKernel> second;      // a two-kernel stage's second kernel, built on its own
   std::string counted_note;               // why there is no counted build
 };
 

@@ -25,6 +25,14 @@ Report judge_failure(Report report, std::string message) {
 // The gate for a correct submission: calibrated reference figures when this GPU has them, else the
 // reference measured in the same run; SM throughput joins when both were profiled.
 GateResult gate(const Stage& stage, const Report& report, const CalibrationLookup& calibration) {
+  if (stage.gate.rule == GateRule::kBaselineRatio) {
+    // A library timed in the same rotation: no calibrated figure stands in for it.
+    GateResult result = apply_gate(stage.gate, report.metrics.time_ms, report.metrics.baseline_time_ms);
+    result.rule =
+        fmt::format("time_ms.median <= {:g} x {} (timed in the same run)", stage.gate.max_time_ratio,
+                    report.metrics.baseline_name.empty() ? "the baseline" : report.metrics.baseline_name);
+    return result;
+  }
   const GateReference reference = choose_gate_reference(
       stage.id, calibration.calibration, report.metrics.reference_time_ms, report.metrics.reference_kernel);
   std::optional<std::pair<double, double>> sm;
@@ -81,10 +89,16 @@ void decide_completed(const DecisionInput& input, Report& report) {
       report.message = "every test passed and the gate was met";
       break;
     case Verdict::kTooSlow:
-      report.message = report.metrics.time_ratio
-                           ? fmt::format("correct, but {:.2f}x the reference's time; the gate allows {:g}x",
-                                         *report.metrics.time_ratio, stage.gate.max_time_ratio)
-                           : "correct, but no time could be measured for the gate";
+      if (stage.gate.rule == GateRule::kBaselineRatio && report.metrics.baseline_ratio) {
+        report.message = fmt::format("correct, but {:.2f}x {}'s time; the gate allows {:g}x",
+                                     *report.metrics.baseline_ratio, report.metrics.baseline_name,
+                                     stage.gate.max_time_ratio);
+      } else {
+        report.message = report.metrics.time_ratio
+                             ? fmt::format("correct, but {:.2f}x the reference's time; the gate allows {:g}x",
+                                           *report.metrics.time_ratio, stage.gate.max_time_ratio)
+                             : "correct, but no time could be measured for the gate";
+      }
       break;
     default: {
       int failed = 0;

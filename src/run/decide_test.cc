@@ -217,6 +217,36 @@ TEST(Decide, CorrectButSlowIsTooSlow) {
   EXPECT_NE(got.message.find("5.00x"), std::string::npos) << got.message;
 }
 
+// A stage gated against CUB timed in the same run: the reference's time does not matter, and no
+// calibration stands in for the baseline.
+TEST(Decide, ABaselineGateComparesWithTheLibraryTimedInTheSameRun) {
+  Stage stage = timed_stage();
+  stage.gate.rule = GateRule::kBaselineRatio;
+  stage.gate.baseline = "cub_reduce";
+  stage.gate.max_time_ratio = 1.25;
+  for (const auto& [submission_ms, verdict] :
+       {std::pair{0.070, Verdict::kAccepted}, std::pair{0.090, Verdict::kTooSlow}}) {
+    Report report = worker_report(true, submission_ms, /*reference_ms=*/0.010);  // 7x the reference
+    report.metrics.baseline_name = "CUB DeviceReduce::Sum";
+    report.metrics.baseline_time_ms = TimeStats{0.064, 0.063, 0.066, 20};
+    report.metrics.baseline_ratio = submission_ms / 0.064;
+    FakeWorker worker(kCompiled + result_message("completed", report));
+    const SessionResult session = worker.run();
+    DecisionInput input;
+    input.stage = &stage;
+    input.file_name = "mine.cu";
+    input.session = &session;
+    const Report got = decide(input);
+    EXPECT_EQ(got.verdict, verdict) << submission_ms;
+    ASSERT_TRUE(got.gate);
+    EXPECT_NEAR(*got.gate->value, submission_ms / 0.064, 1e-9);
+    EXPECT_NE(got.gate->rule.find("1.25 x CUB DeviceReduce::Sum"), std::string::npos) << got.gate->rule;
+    if (verdict == Verdict::kTooSlow) {
+      EXPECT_NE(got.message.find("1.41x CUB DeviceReduce::Sum's time"), std::string::npos) << got.message;
+    }
+  }
+}
+
 TEST(Decide, AFailedTestIsAWrongAnswer) {
   FakeWorker worker(kCompiled + result_message("completed", worker_report(false, std::nullopt)));
   const Report got = decided(worker.run());

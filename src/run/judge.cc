@@ -48,7 +48,9 @@ Job make_job(const CheckRequest& request, std::uint64_t seed) {
   job.seed = seed;
   job.max_log_bytes = request.workers.limits.max_compile_log_bytes;
   job.tool_size = request.workers.limits.sanitize_size;
-  job.profile = request.profile;
+  // CUPTI and ncu name one submission kernel and one reference kernel; a two-kernel stage is
+  // judged on time alone.
+  job.profile = request.profile && request.stage->second_kernel.empty();
   job.profiler_max_passes = request.workers.limits.profiler_max_passes;
   job.profiler_setup_wait_ms = request.workers.limits.profiler_setup_wait_ms;
   return job;
@@ -61,9 +63,15 @@ void take_builds(const nlohmann::json& compiled, Job& tool_job) {
   try {
     if (builds.contains("submission")) tool_job.submission_build = builds.at("submission").get<BuiltKernel>();
     if (builds.contains("reference")) tool_job.reference_build = builds.at("reference").get<BuiltKernel>();
+    if (builds.contains("second_submission"))
+      tool_job.second_submission_build = builds.at("second_submission").get<BuiltKernel>();
+    if (builds.contains("second_reference"))
+      tool_job.second_reference_build = builds.at("second_reference").get<BuiltKernel>();
   } catch (const std::exception&) {
     tool_job.submission_build.reset();
     tool_job.reference_build.reset();
+    tool_job.second_submission_build.reset();
+    tool_job.second_reference_build.reset();
   }
   const auto& compile = compiled.value("compile", nlohmann::json::object());
   if (compile.contains("arch") && compile.at("arch").is_string())
@@ -178,6 +186,7 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
     job.source = build->source;
     job.submission_build = build->submission;
     job.counted_build = build->counted;
+    job.second_submission_build = build->second;
     if (build->language == Language::kCuda)
       job.arch = build->compile.arch;  // a cubin runs on its own arch only
   }
@@ -222,7 +231,7 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
   if (completed(session)) {
     finish_sanitizers();
     input.sanitizers = sanitized;
-    if (request.profile && !tools_found_a_fault) {
+    if (job.profile && !tools_found_a_fault) {
       if (auto why = cupti_failure(session)) {
         if (request.on_progress) request.on_progress("profiler (ncu)");
         Job launch_job = tool_job;

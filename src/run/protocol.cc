@@ -95,6 +95,8 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"submission_build", optional_build(job.submission_build)},
        {"reference_build", optional_build(job.reference_build)},
        {"counted_build", optional_build(job.counted_build)},
+       {"second_submission_build", optional_build(job.second_submission_build)},
+       {"second_reference_build", optional_build(job.second_reference_build)},
        {"language", to_string(job.language)}};
 }
 
@@ -118,6 +120,12 @@ void from_json(const nlohmann::json& j, Job& job) {
   }
   if (j.contains("reference_build") && !j.at("reference_build").is_null()) {
     job.reference_build = j.at("reference_build").get<BuiltKernel>();
+  }
+  if (j.contains("second_submission_build") && !j.at("second_submission_build").is_null()) {
+    job.second_submission_build = j.at("second_submission_build").get<BuiltKernel>();
+  }
+  if (j.contains("second_reference_build") && !j.at("second_reference_build").is_null()) {
+    job.second_reference_build = j.at("second_reference_build").get<BuiltKernel>();
   }
   if (j.contains("counted_build") && !j.at("counted_build").is_null()) {
     job.counted_build = j.at("counted_build").get<BuiltKernel>();

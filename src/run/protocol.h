@@ -81,6 +81,11 @@ struct Job {
   // The barrier check's build of the submission (check mode); without it a CUDA source is
   // compiled again with the counting header.
   std::optional<BuiltKernel> counted_build;
+  // A two-kernel contract's second kernel (stage.second_kernel), built on its own: the learner's
+  // (Python and Rust arrive compiled, CUDA is compiled in the worker unless given) and the
+  // reference's (given to the tool workers).
+  std::optional<BuiltKernel> second_submission_build;
+  std::optional<BuiltKernel> second_reference_build;
 };
 
 void to_json(nlohmann::json& j, const BuiltKernel& kernel);

@@ -27,6 +27,7 @@
 #include "common/json_text.h"
 #include "compile/barrier_instrumentation.h"
 #include "compile/nvrtc_compiler.h"
+#include "compile/ptx_atomics.h"
 #include "contract/driver.h"
 #include "gpu/gpu.h"
 #include "measure/profiler.h"
@@ -156,15 +157,17 @@ class CudaStartup {
   std::thread thread_;  // last: starts once the members above exist
 };
 
+// `second`: the compile of a two-kernel contract's second kernel (stage.second_kernel).
 CompileRequest compile_request(const Job& job, const std::string& source, const std::string& file_name,
-                               const std::string& arch) {
+                               const std::string& arch, bool second = false) {
   const ContractInfo* contract = find_contract_info(job.stage.contract);
+  const KernelSignature signature = second ? contract->second : contract->first();
   CompileRequest request;
   request.source = source;
   request.file_name = file_name;
-  request.kernel_name = job.stage.kernel;
-  request.kernel_parameters = std::string(contract->parameters);
-  request.kernel_pointer_type = std::string(contract->pointer_type);
+  request.kernel_name = second ? job.stage.second_kernel : job.stage.kernel;
+  request.kernel_parameters = std::string(signature.parameters);
+  request.kernel_pointer_type = std::string(signature.pointer_type);
   request.arch = arch;
   request.cuda_include_dir = job.cuda_include_dir;
   request.max_log_bytes = job.max_log_bytes;
@@ -195,6 +198,9 @@ struct Builds {
   CompileResult reference;  // not in sanitize mode
   CompileResult counted;    // check mode only: the barrier-counting build
   CompileResult quiet;      // check mode, a CUDA source that prints: printf compiled out
+  // A two-kernel contract's second kernels, each its own build (not counted, not quieted).
+  CompileResult second_submission;
+  CompileResult second_reference;
 };
 
 CompileResult reuse(const BuiltKernel& built) {
@@ -204,7 +210,34 @@ CompileResult reuse(const BuiltKernel& built) {
   reused.lowered_name = built.lowered_name;
   reused.format = built.format;
   reused.abi = built.abi;
+  if (built.format == ImageFormat::kPtx && !built.image.empty()) {
+    reused.ptx.assign(built.image.data(), built.image.size() - 1);  // the image ends with a NUL
+  }
   return reused;
+}
+
+// A stage that wants the same bits on every run refuses float atomic adds in either kernel, found
+// in the PTX: their order is the memory system's, so agreeing runs on an idle GPU prove nothing.
+// (A CUDA build file carries only its cubin, so it is judged by its runs alone.)
+void add_float_atomic_findings(const Job& job, const Builds& builds, FindingSet& findings) {
+  const std::pair<const CompileResult*, const std::string*> kernels[] = {
+      {&builds.submission, &job.stage.kernel}, {&builds.second_submission, &job.stage.second_kernel}};
+  for (const auto& [build, kernel] : kernels) {
+    if (!build->ok || build->ptx.empty() || kernel->empty()) continue;
+    for (const auto& use :
+         float_atomics_in_kernel(build->ptx, build->lowered_name, build->source_file_index)) {
+      findings.add(
+          finding_code::kNondeterministic,
+          fmt::format("{} adds floats with an atomic ({}{}): float atomics land in whatever order the "
+                      "threads reach memory, so the sum can change in its last bits from run to run, "
+                      "even when runs on an idle GPU happen to agree. This stage wants a fixed order: "
+                      "write each block's sum to its own slot, then fold the slots in an order the "
+                      "code fixes",
+                      *kernel, use.instruction, use.line ? fmt::format(" at line {}", use.line) : ""),
+          std::nullopt, use.line ? std::optional<int>(use.line) : std::nullopt);
+      return;
+    }
+  }
 }
 
 Builds compile_all(const Job& job, const std::string& arch) {
@@ -248,8 +281,26 @@ Builds compile_all(const Job& job, const std::string& arch) {
       return compile_kernel(request);
     });
   }
+  std::future<CompileResult> second_submission, second_reference;
+  if (!job.stage.second_kernel.empty()) {
+    auto build_second = [&](const std::optional<BuiltKernel>& built, const std::string& source,
+                            const std::string& file_name) {
+      if (!built) return compile_kernel(compile_request(job, source, file_name, arch, true));
+      return reuse(*built);
+    };
+    second_submission = std::async(std::launch::async, [&, build_second] {
+      return build_second(job.second_submission_build, job.source, job.file_name);
+    });
+    if (job.mode != WorkerMode::kSanitize || job.second_reference_build) {
+      second_reference = std::async(std::launch::async, [&, build_second] {
+        return build_second(job.second_reference_build, job.reference_source, "reference.cu");
+      });
+    }
+  }
   Builds builds;
   builds.submission = build(job.submission_build, job.source, job.file_name);
+  if (second_submission.valid()) builds.second_submission = second_submission.get();
+  if (second_reference.valid()) builds.second_reference = second_reference.get();
   if (quiet.valid()) builds.quiet = quiet.get();
   if (reference.valid()) builds.reference = reference.get();
   if (counted.valid()) builds.counted = counted.get();
@@ -263,6 +314,13 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   metrics.reference_time_ms = outcome.reference_time;
   if (outcome.submission_time && outcome.reference_time && outcome.reference_time->median_ms > 0) {
     metrics.time_ratio = outcome.submission_time->median_ms / outcome.reference_time->median_ms;
+  }
+  if (outcome.baseline_time) {
+    metrics.baseline_name = outcome.baseline_name;
+    metrics.baseline_time_ms = outcome.baseline_time;
+    if (outcome.submission_time && outcome.baseline_time->median_ms > 0) {
+      metrics.baseline_ratio = outcome.submission_time->median_ms / outcome.baseline_time->median_ms;
+    }
   }
   if (outcome.submission_time && outcome.bytes_read_per_launch > 0 &&
       outcome.submission_time->median_ms > 0) {
@@ -278,7 +336,8 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
 // own buffers, after the tests and before anything is timed. Runs only learner code that already
 // ran in the tests; a fault here is still the learner's.
 void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver,
-                    const CompileResult& counted_build, PhaseAnnouncer& announce, Report& report) {
+                    const CompileResult& counted_build, const LoadedKernel* second, PhaseAnnouncer& announce,
+                    Report& report) {
   BarrierCheckSummary& summary = report.barrier_check;
   if (!counted_build.ok) {
     summary.note =
@@ -290,7 +349,8 @@ void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver,
   }
   LoadedKernel counted(counted_build.image, counted_build.lowered_name, job.stage.launch.dynamic_shared_bytes,
                        counted_build.abi);
-  ContractContext context{job.stage, gpu, counted, counted, job.seed, announce};
+  // A two-kernel contract's second kernel runs uncounted beside the counted first.
+  ContractContext context{job.stage, gpu, counted, counted, job.seed, announce, second, second};
   announce.phase("barrier check", 1);
   driver.launch_once_for_tools(context, job.tool_size, counted, {});
   BarrierCounts counts;
@@ -436,16 +496,46 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
   PipeAnnouncer announce;
   auto driver = make_contract_driver(job.stage.contract);
   const int shared_bytes = job.stage.launch.dynamic_shared_bytes;
+  std::unique_ptr<LoadedKernel> second_submission, second_reference;
+  if (builds.second_submission.ok) {
+    try {
+      second_submission = std::make_unique<LoadedKernel>(builds.second_submission.image,
+                                                         builds.second_submission.lowered_name, shared_bytes,
+                                                         builds.second_submission.abi);
+    } catch (const CudaError& error) {
+      throw LearnerFault(error.name(), fmt::format("the second kernel, {}, could not be loaded: {}",
+                                                   job.stage.second_kernel, error.what()));
+    }
+  }
+  if (builds.second_reference.ok) {
+    second_reference =
+        std::make_unique<LoadedKernel>(builds.second_reference.image, builds.second_reference.lowered_name,
+                                       shared_bytes, builds.second_reference.abi);
+  }
   if (job.mode == WorkerMode::kSanitize) {
     // The submission stands in for the reference: nothing but the one launch runs.
-    ContractContext context{job.stage, gpu, submission, submission, job.seed, announce};
+    ContractContext context{job.stage,
+                            gpu,
+                            submission,
+                            submission,
+                            job.seed,
+                            announce,
+                            second_submission.get(),
+                            second_submission.get()};
     driver->launch_once_for_tools(context, job.tool_size, submission, {});
     clock.step("launch");
     send_result(outcome::kCompleted, report);
     return;
   }
   LoadedKernel reference(builds.reference.image, builds.reference.lowered_name, shared_bytes);
-  ContractContext context{job.stage, gpu, submission, reference, job.seed, announce};
+  ContractContext context{job.stage,
+                          gpu,
+                          submission,
+                          reference,
+                          job.seed,
+                          announce,
+                          second_submission.get(),
+                          second_reference.get()};
   clock.step("load");
   if (job.mode == WorkerMode::kLaunchForNcu) {
     // ncu flushes the caches itself before each kernel it profiles.
@@ -459,6 +549,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
   std::optional<BackgroundProfile> profile;
   if (job.profile) profile.emplace(job, context, *driver);
   ContractOutcome outcome;
+  if (job.stage.deterministic) add_float_atomic_findings(job, builds, outcome.findings);
   try {
     announce.reference_time(driver->time_reference(context));
     clock.step("reference_time");
@@ -467,7 +558,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
     report.findings = outcome.findings.finish();
     report.determinism = outcome.determinism;
     clock.step("tests");
-    check_barriers(job, gpu, *driver, builds.counted, announce, report);
+    check_barriers(job, gpu, *driver, builds.counted, second_submission.get(), announce, report);
     clock.step("barrier_check");
   } catch (...) {
     report.tests = outcome.tests;
@@ -543,6 +634,12 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
     if (builds.reference.ok)
       sent_builds["reference"] = BuiltKernel{builds.reference.lowered_name, builds.reference.image,
                                              builds.reference.format, builds.reference.abi};
+    for (const auto& [name, built] :
+         {std::pair<const char*, const CompileResult*>{"second_submission", &builds.second_submission},
+          {"second_reference", &builds.second_reference}}) {
+      if (built->ok)
+        sent_builds[name] = BuiltKernel{built->lowered_name, built->image, built->format, built->abi};
+    }
   }
   send({{"event", "compiled"},
         {"compile",
@@ -555,6 +652,21 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
   if (!submission.ok) {
     report.message = "the submission did not compile";
     send_result(outcome::kCompileError, report);
+    return;
+  }
+  if (!job.stage.second_kernel.empty() && !builds.second_submission.ok) {
+    report.compile.ok = false;
+    report.compile.log = builds.second_submission.log;
+    report.compile.diagnostics = builds.second_submission.diagnostics;
+    report.message =
+        fmt::format("the submission's second kernel, {}, did not compile", job.stage.second_kernel);
+    send_result(outcome::kCompileError, report);
+    return;
+  }
+  if (!job.stage.second_kernel.empty() && job.mode != WorkerMode::kSanitize && !builds.second_reference.ok) {
+    report.message = "the stage's reference (second kernel) did not compile: this is the judge's fault\n" +
+                     builds.second_reference.log;
+    send_result(outcome::kInternalError, report);
     return;
   }
   if (job.mode != WorkerMode::kSanitize && !builds.reference.ok) {

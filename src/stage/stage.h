@@ -27,17 +27,25 @@ struct LaunchShape {
   int dynamic_shared_bytes = 0;
   // Set for contracts with a fixed grid (the counter); unset means ceil(N / threads_per_block).
   std::optional<int> fixed_blocks;
+  // A grid sized to the GPU: this many blocks per SM, whatever N is (kernels loop over the data
+  // with a grid stride). Decided on the GPU that runs the check.
+  std::optional<int> blocks_per_sm;
 };
 
-enum class GateRule { kCorrectness, kTimeRatio };
+// kBaselineRatio: the submission's median time against a library baseline timed in the same run
+// (CUB's DeviceReduce::Sum), not against the stage's reference.
+enum class GateRule { kCorrectness, kTimeRatio, kBaselineRatio };
 
 struct GateSpec {
   GateRule rule = GateRule::kCorrectness;
-  // With kTimeRatio: the submission's median time may be at most this many times the reference's.
+  // With kTimeRatio: the submission's median time may be at most this many times the reference's;
+  // with kBaselineRatio, this many times the baseline's.
   double max_time_ratio = 2.0;
   // When profiler metrics exist: SM throughput must be at least this fraction of the reference's
   // on the same GPU (the course's 50% gate against its 91% reference: 50/91).
   std::optional<double> min_sm_throughput_ratio;
+  // With kBaselineRatio: which baseline ("cub_reduce").
+  std::string baseline;
 };
 
 struct Stage {
@@ -47,12 +55,20 @@ struct Stage {
   std::string summary;
   std::string contract;
   std::string kernel;
+  // The second kernel of a two-kernel contract (launched after `kernel`, on one block); else empty.
+  std::string second_kernel;
   LaunchShape launch;
   std::vector<std::int64_t> test_sizes;
   std::vector<std::string> data_sets;
   std::int64_t performance_size = 0;
   // How many times the determinism and race checks repeat a launch.
   int runs = 5;
+  // Inexact data must then also give the same bits on every run (a deterministic sum).
+  bool deterministic = false;
+  // A bound on |error| / |sum| tighter than the course's tolerance rule (the precision stage).
+  std::optional<double> max_relative_error;
+  // The data set the timed launches use; empty: the contract's exact data (or its first data set).
+  std::string timing_data;
   GateSpec gate;
 
   std::string lesson_markdown;
@@ -72,11 +88,16 @@ struct Stage {
 };
 
 std::string to_string(GateRule rule);
+std::optional<GateRule> parse_gate_rule(std::string_view word);
+
+// The data set the timed launches use (tests.timing_data, else the contract's exact data set).
+std::string timing_data_set(const Stage& stage);
 
 // Loads one stage folder; throws StageError with the file and field on any problem.
 Stage load_stage(const std::filesystem::path& directory);
 
-// Every stage under course_root/<track>/<NN-name>/, ordered by folder name.
+// Every stage under course_root/<track>/<NN-name>/: tracks in the order course_root/course.toml
+// lists them (`tracks = [...]`; others after, by name), stages by folder name.
 std::vector<Stage> load_course(const std::filesystem::path& course_root);
 
 // Finds by id ("reduction/3") or slug alias ("reduction/block-tree"); nullptr when neither matches.
@@ -86,6 +107,8 @@ const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_
 std::string describe_signature(const Stage& stage, Language language = Language::kCuda);
 std::string describe_launch(const Stage& stage);
 std::string describe_gate(const Stage& stage);
+// Sizes, data sets, the timed size and data, repeats, and any determinism or precision demand.
+std::string describe_tests(const Stage& stage);
 
 // The course folder: --course if given, else $CUDOJO_COURSE, else the one shipped with the build.
 std::filesystem::path default_course_root();

@@ -23,6 +23,7 @@ nlohmann::json stage_facts_json(const Stage& stage) {
   const ContractInfo* contract = find_contract_info(stage.contract);
   facts["driver"] = contract ? contract->driver : "";
   facts["gate_text"] = describe_gate(stage);
+  facts["tests_text"] = describe_tests(stage);
   return facts;
 }
 

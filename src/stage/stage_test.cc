@@ -118,11 +118,12 @@ TEST_F(TempStage, JsonRoundTripKeepsTheDriverFields) {
   EXPECT_EQ(back.runs, 3);
 }
 
-TEST(Course, ShippedTrackHasFourStagesInOrderWithAliases) {
+TEST(Course, ShippedCourseHasTwelveStagesOverTwoTracksInOrder) {
   auto course = load_course(CUDOJO_COURSE_DIR);
-  ASSERT_EQ(course.size(), 4u);
-  EXPECT_EQ(course[0].id, "reduction/1");
-  EXPECT_EQ(course[3].id, "reduction/4");
+  ASSERT_EQ(course.size(), 12u);
+  // course.toml puts reduction first; within a track, folder order.
+  for (int s = 0; s < 9; ++s) EXPECT_EQ(course[s].id, "reduction/" + std::to_string(s + 1));
+  for (int s = 0; s < 3; ++s) EXPECT_EQ(course[9 + s].id, "atomics/" + std::to_string(s + 1));
   const Stage* by_alias = find_stage(course, "reduction/block-tree");
   ASSERT_NE(by_alias, nullptr);
   EXPECT_EQ(by_alias->id, "reduction/3");
@@ -138,6 +139,108 @@ TEST(Course, ShippedTrackHasFourStagesInOrderWithAliases) {
   EXPECT_EQ(course[1].gate.rule, GateRule::kCorrectness);
   EXPECT_EQ(course[2].gate.rule, GateRule::kTimeRatio);
   EXPECT_EQ(course[3].contract, "partial_per_block");
+  // The issue's stages: CUB in the same run at 2^26 (<= 1.25x), 20 deterministic runs (<= 1.5x
+  // CUB), a precision bound, 64-bit totals, histograms on a fixed grid, a float max.
+  const Stage& memory_speed = *find_stage(course, "reduction/memory-speed");
+  EXPECT_EQ(memory_speed.gate.rule, GateRule::kBaselineRatio);
+  EXPECT_EQ(memory_speed.gate.baseline, "cub_reduce");
+  EXPECT_DOUBLE_EQ(memory_speed.gate.max_time_ratio, 1.25);
+  EXPECT_EQ(memory_speed.performance_size, 1 << 26);
+  EXPECT_TRUE(memory_speed.launch.blocks_per_sm.has_value());
+  const Stage& deterministic = *find_stage(course, "reduction/deterministic");
+  EXPECT_EQ(deterministic.contract, "two_kernel_sum");
+  EXPECT_FALSE(deterministic.second_kernel.empty());
+  EXPECT_TRUE(deterministic.deterministic);
+  EXPECT_EQ(deterministic.runs, 20);
+  EXPECT_DOUBLE_EQ(deterministic.gate.max_time_ratio, 1.5);
+  EXPECT_TRUE(find_stage(course, "reduction/precision")->max_relative_error.has_value());
+  EXPECT_EQ(find_stage(course, "reduction/overflow")->contract, "u64_sum");
+  EXPECT_EQ(find_stage(course, "atomics/histogram-global")->contract, "histogram");
+  EXPECT_TRUE(find_stage(course, "atomics/histogram-private")->launch.blocks_per_sm.has_value());
+  EXPECT_EQ(find_stage(course, "atomics/cas-max")->contract, "float_max");
+}
+
+TEST_F(TempStage, NewFieldsLoadAndTravelAsJson) {
+  write("stage.toml",
+        "id = \"reduction/9\"\nslug = \"made-up\"\ntitle = \"t\"\nsummary = \"s\"\n"
+        "contract = \"two_kernel_sum\"\nkernel = \"partials\"\nsecond_kernel = \"fold\"\n"
+        "[launch]\nthreads_per_block = 256\nblocks_per_sm = 4\n"
+        "[tests]\nsizes = [1, 257]\ndata = [\"exact\", \"tenths\"]\nperformance_size = 1024\nruns = 20\n"
+        "deterministic = true\nmax_relative_error = 1e-4\ntiming_data = \"exact\"\n"
+        "[gate]\nrule = \"baseline_ratio\"\nbaseline = \"cub_reduce\"\nmax_time_ratio = 1.5\n");
+  const Stage stage = load_stage(dir_);
+  EXPECT_EQ(stage.second_kernel, "fold");
+  EXPECT_EQ(stage.launch.blocks_per_sm, std::optional<int>(4));
+  EXPECT_TRUE(stage.deterministic);
+  EXPECT_EQ(stage.max_relative_error, std::optional<double>(1e-4));
+  EXPECT_EQ(stage.gate.rule, GateRule::kBaselineRatio);
+  EXPECT_NE(describe_launch(stage).find("4 blocks per SM"), std::string::npos);
+  EXPECT_NE(describe_launch(stage).find("then fold on 1 block"), std::string::npos);
+  EXPECT_NE(describe_signature(stage).find(
+                "; then __global__ void fold(const float* partial, float* out, int count)"),
+            std::string::npos);
+  EXPECT_NE(describe_gate(stage).find("CUB"), std::string::npos);
+  const Stage back = nlohmann::json(stage).get<Stage>();
+  EXPECT_EQ(back.second_kernel, "fold");
+  EXPECT_EQ(back.launch.blocks_per_sm, std::optional<int>(4));
+  EXPECT_TRUE(back.deterministic);
+  EXPECT_EQ(back.max_relative_error, std::optional<double>(1e-4));
+  EXPECT_EQ(back.timing_data, "exact");
+  EXPECT_EQ(back.gate.rule, GateRule::kBaselineRatio);
+  EXPECT_EQ(back.gate.baseline, "cub_reduce");
+}
+
+TEST_F(TempStage, ContractMismatchesAreRefusedWithTheReason) {
+  auto refused = [&](const std::string& contract, const std::string& extra, const std::string& data,
+                     const std::string& gate) {
+    write("stage.toml",
+          "id = \"reduction/9\"\nslug = \"made-up\"\ntitle = \"t\"\nsummary = \"s\"\n"
+          "contract = \"" +
+              contract + "\"\nkernel = \"k\"\n" + extra +
+              "[launch]\nthreads_per_block = 256\n"
+              "[tests]\nsizes = [1]\ndata = [" +
+              data +
+              "]\nperformance_size = 1024\n"
+              "[gate]\n" +
+              gate + "\n");
+    try {
+      load_stage(dir_);
+    } catch (const StageError& error) {
+      return std::string(error.what());
+    }
+    return std::string("(loaded)");
+  };
+  EXPECT_NE(refused("two_kernel_sum", "", "\"exact\"", "").find("second_kernel"), std::string::npos);
+  EXPECT_NE(refused("u64_sum", "second_kernel = \"k2\"\n", "\"bytes\"", "").find("remove 'second_kernel'"),
+            std::string::npos);
+  EXPECT_NE(refused("histogram", "", "\"exact\"", "").find("unknown data set 'exact' for the histogram"),
+            std::string::npos);
+  EXPECT_NE(refused("one_accumulator", "", "\"tenths\"", "").find("must include 'exact'"), std::string::npos);
+  EXPECT_NE(refused("histogram", "", "\"spread\"", "rule = \"baseline_ratio\"\nbaseline = \"cub_reduce\"")
+                .find("float-sum"),
+            std::string::npos);
+  EXPECT_NE(refused("histogram", "", "\"spread\"", "rule = \"fastest\"").find("baseline_ratio"),
+            std::string::npos);
+  EXPECT_EQ(refused("histogram", "", "\"spread\", \"one_bin\"", "rule = \"correctness\""), "(loaded)");
+}
+
+TEST(Course, TracksFollowCourseTomlThenTheirNames) {
+  const fs::path root = fs::temp_directory_path() / ("cudojo_course_order_" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  for (const std::string track : {"alpha", "zeta"}) {
+    const fs::path dir = root / track / "01-one";
+    fs::create_directories(dir);
+    std::ofstream(dir / "stage.toml") << "id = \"" << track << "/1\"\nslug = \"one\"\ntitle = \"t\"\n"
+                                      << "summary = \"s\"\ncontract = \"counter\"\nkernel = \"count\"\n"
+                                      << "[launch]\nthreads_per_block = 256\nblocks = 4\n";
+    for (const char* name : {"lesson.md", "starter.cu", "reference.cu"}) std::ofstream(dir / name) << "x\n";
+  }
+  EXPECT_EQ(load_course(root).front().id, "alpha/1");
+  std::ofstream(root / "course.toml") << "tracks = [\"zeta\", \"alpha\"]\n";
+  EXPECT_EQ(load_course(root).front().id, "zeta/1");
+  std::ofstream(root / "course.toml") << "tracks = [\n";
+  EXPECT_THROW(load_course(root), StageError);
+  fs::remove_all(root);
 }
 
 TEST(Course, MissingFolderSaysHowToPointAtOne) {

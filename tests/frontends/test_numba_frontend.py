@@ -4,7 +4,12 @@ Run from the repository root: `/usr/bin/python3 tests/frontends/test_numba_front
 Each test runs the script as the judge does (`/usr/bin/python3 -I -B SCRIPT request.json`, a request
 and a submission in a temporary folder), reads its one JSON answer and checks it. PTX is assembled
 with the toolkit's ptxas. Needs Debian's python3-numba and the CUDA toolkit (CUDA_HOME or
-/usr/local/cuda); no GPU. About 15 s.
+/usr/local/cuda); no GPU. About 30 s.
+
+The stages come from the course itself (every course/<track>/<stage>/stage.toml; course/course.toml
+lists the tracks), and the corpus folders tests/submissions/<track>-<number>/ are matched to them
+by stage id, so a new stage or corpus folder is tested without touching this file. Only a new
+contract needs a line in CONTRACTS.
 """
 
 import functools
@@ -24,7 +29,10 @@ PYTHON = "/usr/bin/python3"  # Debian's: the one that sees python3-numba
 CUDA_HOME = os.environ.get("CUDA_HOME", "/usr/local/cuda")
 PTXAS = os.path.join(CUDA_HOME, "bin", "ptxas")
 
-# The contracts' parameters as the judge sends them (src/contract/ is the C++ side).
+# The contracts' parameters as the judge sends them (src/stage/contract_info.cc is the C++ side,
+# src/compile/frontend.cc writes them into the request).
+F32_IN = {"name": "X", "kind": "array", "element": "f32", "const": True}
+N_I32 = {"name": "N", "kind": "scalar", "element": "i32"}
 CONTRACTS = {
     "counter": [{"name": "c", "kind": "array", "element": "i32", "const": False}],
     "one_accumulator": [
@@ -37,7 +45,38 @@ CONTRACTS = {
         {"name": "partial", "kind": "array", "element": "f32", "const": False},
         {"name": "N", "kind": "scalar", "element": "i32"},
     ],
+    # The first of its two kernels; the second is SECOND_KERNELS' (the stage's second_kernel).
+    "two_kernel_sum": [
+        F32_IN,
+        {"name": "partial", "kind": "array", "element": "f32", "const": False},
+        N_I32,
+    ],
+    "u64_sum": [
+        {"name": "X", "kind": "array", "element": "u32", "const": True},
+        {"name": "out", "kind": "array", "element": "u64", "const": False},
+        N_I32,
+    ],
+    "histogram": [
+        {"name": "values", "kind": "array", "element": "u32", "const": True},
+        {"name": "bins", "kind": "array", "element": "u32", "const": False},
+        N_I32,
+    ],
+    "float_max": [
+        F32_IN,
+        {"name": "out", "kind": "array", "element": "f32", "const": False},
+        N_I32,
+    ],
 }
+# The second kernel of a two-kernel contract, named by the stage's `second_kernel`.
+SECOND_KERNELS = {
+    "two_kernel_sum": [
+        {"name": "partial", "kind": "array", "element": "f32", "const": True},
+        {"name": "out", "kind": "array", "element": "f32", "const": False},
+        {"name": "count", "kind": "scalar", "element": "i32"},
+    ],
+}
+# The Itanium code Numba mangles each element type into the entry's name (…5ArrayIfLi1E1C…).
+MANGLED_ELEMENTS = {"f32": "f", "f64": "d", "i32": "i", "u32": "j", "i64": "l", "u64": "y"}
 
 HEADER = "from numba import cuda, float32\n"
 GOOD_KERNEL = """
@@ -119,34 +158,72 @@ def ptxas_accepts(test, ptx):
     test.assertEqual(done.returncode, 0, done.stderr[:2000])
 
 
+def mangled_arrays(entry):
+    """(element code, readonly or mutable) of each array parameter in Numba's mangled entry."""
+    return re.findall(r"5ArrayI(\w)Li1E1C\d+(readonly|mutable)", entry)
+
+
+@functools.cache
 def stages():
-    """(folder, kernel, parameters, corpus folder name) for every stage of the track."""
-    for folder in sorted((ROOT / "course" / "reduction").iterdir()):
-        stage = tomllib.loads((folder / "stage.toml").read_text())
-        yield (folder, stage["kernel"], CONTRACTS[stage["contract"]],
-               stage["id"].replace("/", "-"))
+    """(folder, kernels, corpus folder name) for every stage of every track, in course order;
+    kernels is [(name, parameters)]: the stage's kernel, then its second_kernel if it has one."""
+    tracks = tomllib.loads((ROOT / "course" / "course.toml").read_text())["tracks"]
+    found = []
+    for path in sorted((ROOT / "course").glob("*/*/stage.toml")):
+        folder = path.parent
+        stage = tomllib.loads(path.read_text())
+        track, number = stage["id"].split("/")
+        # The id names the folder it lives in: course/<track>/<number, two digits>-<slug>/.
+        assert (folder.parent.name, f"{int(number):02d}") == (track, folder.name[:2]), path
+        assert track in tracks, f"{path}: track {track} is not in course/course.toml"
+        assert stage["contract"] in CONTRACTS, f"{path}: no parameters here for contract " \
+                                               f"{stage['contract']}; add them to CONTRACTS"
+        kernels = [(stage["kernel"], CONTRACTS[stage["contract"]])]
+        second = SECOND_KERNELS.get(stage["contract"])
+        assert bool(second) == ("second_kernel" in stage), \
+            f"{path}: contract {stage['contract']} and second_kernel disagree"
+        if second:
+            kernels.append((stage["second_kernel"], second))
+        found.append((tracks.index(track), int(number), folder, kernels, f"{track}-{number}"))
+    assert {f[0] for f in found} == set(range(len(tracks))), "a track of course.toml has no stage"
+    return [f[2:] for f in sorted(found, key=lambda f: f[:2])]
 
 
 @unittest.skipIf(missing_tools(), missing_tools())
 class CourseKernels(unittest.TestCase):
     def test_every_reference_and_starter_compiles_to_ptx_that_ptxas_accepts(self):
-        for folder, kernel, parameters, _ in stages():
+        compiled = set()
+        for folder, kernels, _ in stages():
             for name in ("reference.py", "starter.py"):
-                with self.subTest(stage=folder.name, file=name):
-                    run = run_frontend(self, (folder / name).read_text(), kernel, parameters)
-                    answer = run.answer
-                    self.assertTrue(answer["ok"], answer.get("log"))
-                    self.assertEqual(answer["abi"], "numba_arrays")
-                    self.assertRegex(answer["ptx"], r"(?m)^\.target sm_90$")
-                    self.assertRegex(answer["ptx"], rf"(?m)^\.visible \.entry {answer['entry']}\(")
-                    self.assertIn(kernel, answer["entry"])  # mangled: _ZN6cudapy...reduce...
-                    arrays = sum(p["kind"] == "array" for p in parameters)
-                    scalars = len(parameters) - arrays
-                    # 7 per array (meminfo, parent, nitems, itemsize, data, shape, stride), then
-                    # one .u32 per int32; the contracts put arrays first.
-                    self.assertEqual(entry_parameters(answer["ptx"], answer["entry"]),
-                                     ["u64"] * 7 * arrays + ["u32"] * scalars)
-                    ptxas_accepts(self, answer["ptx"])
+                for kernel, parameters in kernels:  # a two-kernel stage: each kernel, one build
+                    with self.subTest(stage=f"{folder.parent.name}/{folder.name}", file=name,
+                                      kernel=kernel):
+                        run = run_frontend(self, (folder / name).read_text(), kernel, parameters)
+                        answer = run.answer
+                        self.assertTrue(answer["ok"], answer.get("log"))
+                        self.assertEqual(answer["abi"], "numba_arrays")
+                        self.assertRegex(answer["ptx"], r"(?m)^\.target sm_90$")
+                        self.assertRegex(answer["ptx"],
+                                         rf"(?m)^\.visible \.entry {answer['entry']}\(")
+                        # mangled: _ZN6cudapy10submission7sum_u32B2v1...
+                        self.assertIn(f"{len(kernel)}{kernel}B", answer["entry"])
+                        arrays = [p for p in parameters if p["kind"] == "array"]
+                        scalars = [p for p in parameters if p["kind"] == "scalar"]
+                        self.assertEqual(parameters, arrays + scalars)  # the contracts' order
+                        self.assertEqual({p["element"] for p in scalars} - {"i32"}, set())
+                        # 7 .u64 per array whatever its element (meminfo, parent, nitems,
+                        # itemsize, data, shape, stride), then one .u32 per int32.
+                        self.assertEqual(entry_parameters(answer["ptx"], answer["entry"]),
+                                         ["u64"] * 7 * len(arrays) + ["u32"] * len(scalars))
+                        # The arrays were typed as the contract says: element and read only.
+                        self.assertEqual(mangled_arrays(answer["entry"]),
+                                         [(MANGLED_ELEMENTS[p["element"]],
+                                           "readonly" if p["const"] else "mutable")
+                                          for p in arrays])
+                        ptxas_accepts(self, answer["ptx"])
+                        compiled.add((folder, name, kernel))
+        # Every stage of every track, both files, every kernel: nothing was skipped.
+        self.assertEqual(len(compiled), 2 * sum(len(kernels) for _, kernels, _ in stages()))
 
     def test_barriers_carry_the_line_of_the_learners_syncthreads(self):
         source = (ROOT / "course/reduction/03-block-tree/reference.py").read_text()
@@ -297,17 +374,25 @@ class HostileFiles(unittest.TestCase):
                 self.assertEqual(ran, [False], "learner code ran on the host")
 
     def test_the_corpus_files_are_refused_or_accepted_as_their_first_line_says(self):
-        by_corpus_folder = {corpus: (kernel, parameters)
-                            for _, kernel, parameters, corpus in stages()}
-        paths = sorted((ROOT / "tests" / "submissions").glob("reduction-*/*.py"))
+        by_corpus_folder = {corpus: kernels for _, kernels, corpus in stages()}
+        corpus = ROOT / "tests" / "submissions"
+        folders = sorted(p.name for p in corpus.iterdir() if p.is_dir())
+        # Every corpus folder is <track>-<number> of a stage the course has.
+        self.assertEqual(sorted(set(folders) - set(by_corpus_folder)), [])
+        paths = sorted(corpus.glob("*/*.py"))
         self.assertTrue(paths)
         for path in paths:
-            with self.subTest(path.name):
-                kernel, parameters = by_corpus_folder[path.parent.name]
-                answer = run_frontend(self, path.read_text(), kernel, parameters).answer
-                compile_error = "verdict=compile_error" in path.read_text().splitlines()[0]
-                self.assertEqual(answer["ok"], not compile_error, answer.get("log"))
-                self.assertNotIn("internal", answer)
+            with self.subTest(f"{path.parent.name}/{path.name}"):
+                first_line = path.read_text().splitlines()[0]
+                self.assertRegex(first_line, r"^# expect: verdict=\w+")
+                compile_error = "verdict=compile_error" in first_line
+                # The judge builds each kernel of the stage; the file fails to compile if any fails.
+                answers = [run_frontend(self, path.read_text(), kernel, parameters).answer
+                           for kernel, parameters in by_corpus_folder[path.parent.name]]
+                for answer in answers:
+                    self.assertNotIn("internal", answer, answer.get("log"))
+                self.assertEqual(all(a["ok"] for a in answers), not compile_error,
+                                 [a.get("log") for a in answers])
 
 
 @unittest.skipIf(missing_tools() or not shutil.which("bwrap"), "needs bwrap and the toolkit")

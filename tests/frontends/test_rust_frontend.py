@@ -5,6 +5,11 @@ Run from the repository root: /usr/bin/python3 tests/frontends/test_rust_fronten
 The sysroot (core for nvptx64) is built once into a temporary folder (about 20 s); set
 CUDOJO_TEST_RUST_SYSROOT=/some/dir to build it there once and reuse it on later runs.
 Needs Debian's rustc-web and rust-web-src; ptxas (/usr/local/cuda/bin/ptxas) checks the PTX.
+
+The stages come from the course itself (every course/<track>/<stage>/stage.toml; course/course.toml
+lists the tracks), and the corpus folders tests/submissions/<track>-<number>/ are matched to them
+by stage id, so a new stage or corpus folder is tested without touching this file. Only a new
+contract needs a line in CONTRACTS.
 """
 
 import importlib.util
@@ -15,32 +20,84 @@ import shutil
 import subprocess
 import tempfile
 import time
+import tomllib
 import unittest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "src", "compile", "frontends", "rust_frontend.py")
 PRELUDE = os.path.join(REPO, "src", "compile", "frontends", "cudojo_prelude.rs")
-COURSE = os.path.join(REPO, "course", "reduction")
+COURSE = os.path.join(REPO, "course")
 CORPUS = os.path.join(REPO, "tests", "submissions")
 PYTHON = "/usr/bin/python3"
 PTXAS = "/usr/local/cuda/bin/ptxas"
 ARCH = "sm_90"
 
+# The contracts' parameters as the judge sends them (src/stage/contract_info.cc is the C++ side,
+# src/compile/frontend.cc writes them into the request).
 F32_IN = {"name": "X", "kind": "array", "element": "f32", "const": True}
+F32_OUT = {"name": "out", "kind": "array", "element": "f32", "const": False}
+F32_PARTIAL = {"name": "partial", "kind": "array", "element": "f32", "const": False}
 N_I32 = {"name": "N", "kind": "scalar", "element": "i32"}
 CONTRACTS = {
-    "count": [{"name": "c", "kind": "array", "element": "i32", "const": False}],
-    "reduce": [F32_IN, {"name": "out", "kind": "array", "element": "f32", "const": False}, N_I32],
-    "block_sum": [F32_IN, {"name": "partial", "kind": "array", "element": "f32", "const": False},
-                  N_I32],
+    "counter": [{"name": "c", "kind": "array", "element": "i32", "const": False}],
+    "one_accumulator": [F32_IN, F32_OUT, N_I32],
+    "partial_per_block": [F32_IN, F32_PARTIAL, N_I32],
+    # The first of its two kernels; the second is SECOND_KERNELS' (the stage's second_kernel).
+    "two_kernel_sum": [F32_IN, F32_PARTIAL, N_I32],
+    "u64_sum": [{"name": "X", "kind": "array", "element": "u32", "const": True},
+                {"name": "out", "kind": "array", "element": "u64", "const": False}, N_I32],
+    "histogram": [{"name": "values", "kind": "array", "element": "u32", "const": True},
+                  {"name": "bins", "kind": "array", "element": "u32", "const": False}, N_I32],
+    "float_max": [F32_IN, F32_OUT, N_I32],
 }
-# The .param list NVRTC gives these kernels: a pointer is .u64, an int .u32.
-PARAM_SHAPES = {"count": ["u64"], "reduce": ["u64", "u64", "u32"],
-                "block_sum": ["u64", "u64", "u32"]}
-STAGES = {"01-race": "count", "02-atomic-sum": "reduce", "03-block-tree": "reduce",
-          "04-warp-shuffle": "block_sum"}
-CORPUS_KERNELS = {"reduction-1": "count", "reduction-2": "reduce", "reduction-3": "reduce",
-                  "reduction-4": "block_sum"}
+# The second kernel of a two-kernel contract, named by the stage's `second_kernel`.
+SECOND_KERNELS = {
+    "two_kernel_sum": [{"name": "partial", "kind": "array", "element": "f32", "const": True},
+                       F32_OUT, {"name": "count", "kind": "scalar", "element": "i32"}],
+}
+# The .param type the PTX gives each parameter: any pointer is .u64, an i32 or u32 a .u32.
+PARAM_TYPES = {"i32": "u32", "u32": "u32"}
+
+
+def param_shape(parameters):
+    """The .param list of a kernel taking `parameters`."""
+    return ["u64" if p["kind"] == "array" else PARAM_TYPES[p["element"]] for p in parameters]
+
+
+def load_stages():
+    """(folder, kernels, corpus folder name) for every stage of every track, in course order;
+    kernels is [(name, parameters)]: the stage's kernel, then its second_kernel if it has one."""
+    with open(os.path.join(COURSE, "course.toml"), "rb") as f:
+        tracks = tomllib.load(f)["tracks"]
+    found = []
+    for track in sorted(os.listdir(COURSE)):
+        if not os.path.isdir(os.path.join(COURSE, track)):
+            continue  # course.toml
+        for name in sorted(os.listdir(os.path.join(COURSE, track))):
+            path = os.path.join(COURSE, track, name, "stage.toml")
+            if not os.path.isfile(path):
+                continue  # course/languages/ and the like
+            with open(path, "rb") as f:
+                stage = tomllib.load(f)
+            stage_track, number = stage["id"].split("/")
+            # The id names the folder it lives in: course/<track>/<number, two digits>-<slug>/.
+            assert (stage_track, f"{int(number):02d}") == (track, name[:2]), path
+            assert track in tracks, f"{path}: track {track} is not in course/course.toml"
+            assert stage["contract"] in CONTRACTS, \
+                f"{path}: no parameters here for contract {stage['contract']}; add them to CONTRACTS"
+            kernels = [(stage["kernel"], CONTRACTS[stage["contract"]])]
+            second = SECOND_KERNELS.get(stage["contract"])
+            assert bool(second) == ("second_kernel" in stage), \
+                f"{path}: contract {stage['contract']} and second_kernel disagree"
+            if second:
+                kernels.append((stage["second_kernel"], second))
+            found.append((tracks.index(track), int(number), f"{track}/{name}", kernels,
+                          f"{track}-{number}"))
+    assert {f[0] for f in found} == set(range(len(tracks))), "a track of course.toml has no stage"
+    return [f[2:] for f in sorted(found, key=lambda f: f[:2])]
+
+
+STAGES = load_stages()
 HOST_PATH = re.compile(r"/(usr|tmp|job|home|root|etc|work|sysroot)/")
 
 GOOD_REDUCE = """\
@@ -92,7 +149,8 @@ class RustFrontend(unittest.TestCase):
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def run_frontend(self, source, kernel="reduce", file_name="mine.rs", sysroot=None):
+    def run_frontend(self, source, kernel="reduce", file_name="mine.rs", sysroot=None,
+                     parameters=None):
         with open(os.path.join(self.job, "submission.rs"), "w") as f:
             f.write(source)
         request = {
@@ -100,7 +158,7 @@ class RustFrontend(unittest.TestCase):
             "source_path": os.path.join(self.job, "submission.rs"),
             "file_name": file_name,
             "kernel": kernel,
-            "parameters": CONTRACTS[kernel],
+            "parameters": CONTRACTS["one_accumulator"] if parameters is None else parameters,
             "arch": ARCH,
             "cuda_home": "/usr/local/cuda",
             "rust_sysroot": sysroot or self.sysroot,
@@ -116,15 +174,17 @@ class RustFrontend(unittest.TestCase):
         answer["_stdout"] = out.stdout
         return answer
 
-    def compile_ok(self, source, kernel="reduce"):
-        answer = self.run_frontend(source, kernel)
+    def compile_ok(self, source, kernel="reduce", parameters=None):
+        answer = self.run_frontend(source, kernel, parameters=parameters)
         self.assertTrue(answer["ok"], answer["log"])
         self.assertEqual(answer["_status"], 0)
         self.assertNotIn("internal", answer)
         return answer
 
-    def compile_error(self, source, kernel="reduce"):
-        answer = self.run_frontend(source, kernel)
+    def compile_error(self, source, kernel="reduce", parameters=None):
+        return self.assert_compile_error(self.run_frontend(source, kernel, parameters=parameters))
+
+    def assert_compile_error(self, answer):
         self.assertFalse(answer["ok"], "expected a compile error")
         self.assertEqual(answer["_status"], 0)
         self.assertNotIn("internal", answer, answer["log"])
@@ -182,26 +242,38 @@ class RustFrontend(unittest.TestCase):
     # --- the course's kernels -------------------------------------------------------------------
 
     def test_every_starter_and_reference_compiles_to_a_plain_entry_that_ptxas_accepts(self):
-        for stage, kernel in STAGES.items():
+        compiled = set()
+        for stage, kernels, _ in STAGES:
             for which in ("starter", "reference"):
-                with self.subTest(stage=stage, file=which):
-                    with open(os.path.join(COURSE, stage, which + ".rs")) as f:
-                        answer = self.compile_ok(f.read(), kernel)
-                    ptx = answer["ptx"]
-                    self.assertEqual(answer["entry"], kernel)
-                    self.assertEqual(answer["abi"], "plain")
-                    self.assertEqual(entry_params(ptx, kernel), PARAM_SHAPES[kernel])
-                    self.assertRegex(ptx, r"(?m)^\.target sm_90$")
-                    self.assertRegex(ptx, r"(?m)^\.address_size 64$")
-                    self.assertNotRegex(ptx, HOST_PATH)
-                    self.assertEqual(answer["diagnostics"], [], answer["log"])
-                    self.assert_ptxas_accepts(ptx, f"{stage}-{which}")
+                with open(os.path.join(COURSE, stage, which + ".rs")) as f:
+                    source = f.read()
+                for kernel, parameters in kernels:  # a two-kernel stage: each kernel, one build
+                    with self.subTest(stage=stage, file=which, kernel=kernel):
+                        answer = self.compile_ok(source, kernel, parameters)
+                        ptx = answer["ptx"]
+                        self.assertEqual(answer["entry"], kernel)
+                        self.assertEqual(answer["abi"], "plain")
+                        self.assertEqual(entry_params(ptx, kernel), param_shape(parameters))
+                        self.assertRegex(ptx, r"(?m)^\.target sm_90$")
+                        self.assertRegex(ptx, r"(?m)^\.address_size 64$")
+                        self.assertNotRegex(ptx, HOST_PATH)
+                        self.assertEqual(answer["diagnostics"], [], answer["log"])
+                        self.assert_ptxas_accepts(
+                            ptx, f"{stage.replace('/', '-')}-{which}-{kernel}")
+                        compiled.add((stage, which, kernel))
+        # Every stage of every track, both files, every kernel: nothing was skipped.
+        self.assertEqual(len(compiled), 2 * sum(len(kernels) for _, kernels, _ in STAGES))
 
     def test_corpus_files_meet_their_expectation_line(self):
+        by_corpus_folder = {corpus: kernels for _, kernels, corpus in STAGES}
+        folders = sorted(name for name in os.listdir(CORPUS)
+                         if os.path.isdir(os.path.join(CORPUS, name)))
+        # Every corpus folder is <track>-<number> of a stage the course has.
+        self.assertEqual(sorted(set(folders) - set(by_corpus_folder)), [])
         count = 0
-        for folder, kernel in CORPUS_KERNELS.items():
+        for folder in folders:
             directory = os.path.join(CORPUS, folder)
-            for name in sorted(os.listdir(directory)) if os.path.isdir(directory) else []:
+            for name in sorted(os.listdir(directory)):
                 if not name.endswith(".rs"):
                     continue
                 count += 1
@@ -210,16 +282,34 @@ class RustFrontend(unittest.TestCase):
                         source = f.read()
                     expect = re.match(r"// expect: verdict=(\w+)", source)
                     self.assertIsNotNone(expect, "the first line must be `// expect: ...`")
+                    kernels = by_corpus_folder.get(folder, [])
                     if expect.group(1) == "compile_error":
-                        self.compile_error(source, kernel)
+                        # The judge builds each kernel of the stage; one refused fails the file.
+                        answers = [self.run_frontend(source, kernel, parameters=parameters)
+                                   for kernel, parameters in kernels]
+                        self.assertFalse(all(a["ok"] for a in answers), "every kernel compiled")
+                        for answer in answers:
+                            if answer["ok"]:
+                                self.assertNotIn("internal", answer)
+                            else:
+                                self.assert_compile_error(answer)
                     else:
-                        answer = self.compile_ok(source, kernel)
-                        self.assert_ptxas_accepts(answer["ptx"], name)
                         race = re.search(r"shared_race@(\d+)", source.split("\n")[0])
+                        race_lines = []
+                        for kernel, parameters in kernels:
+                            answer = self.compile_ok(source, kernel, parameters)
+                            self.assertEqual(answer["entry"], kernel)
+                            self.assertEqual(entry_params(answer["ptx"], kernel),
+                                             param_shape(parameters))
+                            self.assert_ptxas_accepts(answer["ptx"], f"{folder}-{name}-{kernel}")
+                            if race:
+                                race_lines += self.loc_lines_of(answer, r"^\s*(ld|st)\.b32\s")
                         if race:  # the racing line is where the fold reads and writes s
-                            lines = self.loc_lines_of(answer, r"^\s*(ld|st)\.b32\s")
-                            self.assertIn(int(race.group(1)), lines)
-        self.assertGreaterEqual(count, 4)
+                            self.assertIn(int(race.group(1)), race_lines)
+        rust_files = [name for folder in folders
+                      for name in os.listdir(os.path.join(CORPUS, folder)) if name.endswith(".rs")]
+        self.assertTrue(rust_files)
+        self.assertEqual(count, len(rust_files))
 
     # --- line information -----------------------------------------------------------------------
 
@@ -239,11 +329,12 @@ class RustFrontend(unittest.TestCase):
         return lines
 
     def test_barriers_atomics_and_shuffles_carry_the_learners_lines(self):
-        for stage, kernel in (("03-block-tree", "reduce"), ("04-warp-shuffle", "block_sum")):
+        for stage, kernel, contract in (("03-block-tree", "reduce", "one_accumulator"),
+                                        ("04-warp-shuffle", "block_sum", "partial_per_block")):
             with self.subTest(stage=stage):
-                with open(os.path.join(COURSE, stage, "reference.rs")) as f:
+                with open(os.path.join(COURSE, "reduction", stage, "reference.rs")) as f:
                     source = f.read()
-                answer = self.compile_ok(source, kernel)
+                answer = self.compile_ok(source, kernel, CONTRACTS[contract])
                 self.assertRegex(answer["ptx"],
                                  r'\.file\s+%d\s+"mine\.rs"' % answer["source_file_index"])
 
@@ -265,10 +356,11 @@ class RustFrontend(unittest.TestCase):
         spec = importlib.util.spec_from_file_location("rust_frontend", SCRIPT)
         frontend = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(frontend)
-        with open(os.path.join(COURSE, "04-warp-shuffle", "reference.rs")) as f:
+        with open(os.path.join(COURSE, "reduction", "04-warp-shuffle", "reference.rs")) as f:
             source = f.read()
         with open(PRELUDE) as f:
-            root, _ = frontend.build_crate(source, "block_sum", CONTRACTS["block_sum"], f.read())
+            root, _ = frontend.build_crate(source, "block_sum", CONTRACTS["partial_per_block"],
+                                           f.read())
         ptx = {}
         for verbose in (True, False):
             work = tempfile.mkdtemp(dir=self.tmp)

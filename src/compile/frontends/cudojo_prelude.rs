@@ -245,7 +245,7 @@ pub use warp::*;
 /// device (gpu) scope. The pointer must be valid and aligned.
 pub mod atomic {
     use core::arch::asm;
-    use core::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+    use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 
     /// atomicAdd(float*, float)
     #[inline(always)]
@@ -312,8 +312,58 @@ pub mod atomic {
     pub unsafe fn atomic_exch_i32(address: *mut i32, value: i32) -> i32 {
         unsafe { AtomicI32::from_ptr(address).swap(value, Ordering::Relaxed) }
     }
+
+    /// atomicAdd(unsigned long long*, unsigned long long)
+    #[inline(always)]
+    pub unsafe fn atomic_add_u64(address: *mut u64, value: u64) -> u64 {
+        unsafe { AtomicU64::from_ptr(address).fetch_add(value, Ordering::Relaxed) }
+    }
+
+    /// atomicMax(unsigned*, unsigned)
+    #[inline(always)]
+    pub unsafe fn atomic_max_u32(address: *mut u32, value: u32) -> u32 {
+        unsafe { AtomicU32::from_ptr(address).fetch_max(value, Ordering::Relaxed) }
+    }
+
+    /// atomicMin(unsigned*, unsigned)
+    #[inline(always)]
+    pub unsafe fn atomic_min_u32(address: *mut u32, value: u32) -> u32 {
+        unsafe { AtomicU32::from_ptr(address).fetch_min(value, Ordering::Relaxed) }
+    }
+
+    /// atomicCAS(unsigned*, compare, value): stores `value` only if the memory holds `compare`.
+    #[inline(always)]
+    pub unsafe fn atomic_cas_u32(address: *mut u32, compare: u32, value: u32) -> u32 {
+        unsafe { atomic_cas_i32(address as *mut i32, compare as i32, value as i32) as u32 }
+    }
 }
 pub use atomic::*;
+
+/// Loads that move more bytes per instruction (CUDA's `float4` loads).
+pub mod vector {
+    use core::arch::asm;
+
+    /// Four consecutive floats from `address` in one 16-byte load (CUDA's
+    /// `reinterpret_cast<const float4*>(p)[k]`). `address` must be 16-byte aligned and all four
+    /// floats must be inside the array.
+    #[inline(always)]
+    pub unsafe fn load_f32x4(address: *const f32) -> [f32; 4] {
+        let (a, b, c, d): (f32, f32, f32, f32);
+        unsafe {
+            asm!(
+                "ld.v4.f32 {{{a}, {b}, {c}, {d}}}, [{address}];",
+                a = out(reg32) a,
+                b = out(reg32) b,
+                c = out(reg32) c,
+                d = out(reg32) d,
+                address = in(reg64) address,
+                options(nostack, readonly),
+            );
+        }
+        [a, b, c, d]
+    }
+}
+pub use vector::*;
 
 /// Shared memory: one copy per block, visible to all its threads.
 pub mod shared {

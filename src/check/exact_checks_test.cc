@@ -1,0 +1,166 @@
+#include "check/exact_checks.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "check/datasets.h"
+
+namespace cudojo {
+namespace {
+
+std::vector<Finding> findings_of(const FindingSet& set) { return set.finish(); }
+
+TEST(U64Sum, TheTotalPassesTwoToTheThirtyTwoWithoutLosingADigit) {
+  const std::vector<std::uint32_t> values = {0xFFFFFFFFu, 0xFFFFFFFFu, 3u};
+  EXPECT_EQ(expected_u64_sum(values), 0x1FFFFFFFEull + 3u);
+  EXPECT_TRUE(judge_u64_sum("full_range", 3, 8589934593ull, 8589934593ull).ok);
+  EXPECT_FALSE(judge_u64_sum("full_range", 3, 8589934593ull, 1ull).ok);
+}
+
+TEST(U64Sum, AnAnswerWithTheRightLowWordIsNamedOverflow) {
+  FindingSet findings;
+  const std::uint64_t expected = (5ull << 32) + 1234;
+  add_u64_sum_findings(1000, expected, 1234, findings);
+  const auto list = findings_of(findings);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "overflow");
+  EXPECT_NE(list[0].message.find("5 x 2^32"), std::string::npos);
+}
+
+TEST(U64Sum, AWrongAnswerThatIsNotAWrapIsAWrongValue) {
+  FindingSet findings;
+  add_u64_sum_findings(10, 100, 99, findings);
+  const auto list = findings_of(findings);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].code, "wrong_value");
+  FindingSet none;
+  add_u64_sum_findings(10, 100, 100, none);
+  EXPECT_TRUE(findings_of(none).empty());
+}
+
+TEST(Histogram, BinsAreValueModulo256) {
+  const std::vector<std::uint32_t> values = {7, 263, 0xFFFFFF07u, 8};
+  const Histogram bins = expected_histogram(values);
+  EXPECT_EQ(bins[7], 3u);
+  EXPECT_EQ(bins[8], 1u);
+  EXPECT_EQ(bins[0], 0u);
+}
+
+TEST(Histogram, OneWrongBinFailsTheTestAndNamesIt) {
+  const std::vector<std::uint32_t> values(1000, 42);
+  const Histogram expected = expected_histogram(values);
+  std::vector<std::uint32_t> got(expected.begin(), expected.end());
+  EXPECT_TRUE(judge_histogram("one_bin", 1000, expected, got).ok);
+  got[42] = 999;
+  const TestResult test = judge_histogram("one_bin", 1000, expected, got);
+  EXPECT_FALSE(test.ok);
+  EXPECT_EQ(test.expected, 1000);
+  EXPECT_EQ(test.got, 999);
+  EXPECT_NE(test.detail.find("bin 42"), std::string::npos);
+}
+
+TEST(Histogram, MissingCountsWithNoBinTooHighAreLostUpdates) {
+  const std::vector<std::uint32_t> values = {1, 1, 1, 2};
+  const Histogram expected = expected_histogram(values);
+  std::vector<std::uint32_t> got(expected.begin(), expected.end());
+  got[1] = 1;  // two increments of bin 1 lost
+  FindingSet lost;
+  add_histogram_findings(4, expected, got, lost);
+  ASSERT_EQ(findings_of(lost).size(), 1u);
+  EXPECT_EQ(findings_of(lost)[0].code, "lost_updates");
+
+  got[1] = 3;
+  got[5] = 7;  // counts from nowhere
+  FindingSet extra;
+  add_histogram_findings(4, expected, got, extra);
+  ASSERT_EQ(findings_of(extra).size(), 1u);
+  EXPECT_EQ(findings_of(extra)[0].code, "wrong_value");
+}
+
+TEST(FloatMax, NanIsSkippedAndPositiveZeroBeatsNegativeZero) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_EQ(expected_max(std::vector<float>{-3.0f, nan, -1.0f}), -1.0f);
+  EXPECT_TRUE(std::isinf(expected_max(std::vector<float>{nan, nan})));
+  EXPECT_TRUE(std::signbit(expected_max(std::vector<float>{nan, nan})));
+  const float zero = expected_max(std::vector<float>{-0.0f, -2.0f, 0.0f, -0.0f});
+  EXPECT_EQ(zero, 0.0f);
+  EXPECT_FALSE(std::signbit(zero));
+  EXPECT_TRUE(std::signbit(expected_max(std::vector<float>{-0.0f, -2.0f})));
+}
+
+TEST(FloatMax, JudgedBitForBitWithTheCauseNamed) {
+  EXPECT_TRUE(judge_max("all_negative", 3, -1.5f, -1.5f).ok);
+  EXPECT_FALSE(judge_max("signed_zeros", 3, 0.0f, -0.0f).ok);
+
+  FindingSet zero;
+  add_max_findings(3, 0.0f, -0.0f, zero);
+  EXPECT_EQ(findings_of(zero).at(0).code, "signed_zero");
+
+  FindingSet nan;
+  add_max_findings(3, 1.0f, std::numeric_limits<float>::quiet_NaN(), nan);
+  EXPECT_EQ(findings_of(nan).at(0).code, "nan_rule");
+
+  FindingSet negative;  // atomicMax on the raw bits keeps the negative value closest to zero's bits
+  add_max_findings(3, -0.5f, -700.0f, negative);
+  ASSERT_EQ(findings_of(negative).size(), 1u);
+  EXPECT_EQ(findings_of(negative)[0].code, "wrong_value");
+  EXPECT_NE(findings_of(negative)[0].message.find("lost"), std::string::npos);
+}
+
+TEST(Precision, TheBoundSeparatesOneAddPerElementFromABlockTree) {
+  // 2^20 copies of 0.1f, as the precision stage sums them: the double sum, then what one float
+  // add per element and one per 256-element block give (computed in float32 on the CPU).
+  const double exact = 104857.6015625;
+  EXPECT_FALSE(check_relative_error(105891.84375, exact, 1e-4).ok);
+  EXPECT_FALSE(check_relative_error(104884.6953125, exact, 1e-4).ok);  // one add per warp
+  const PrecisionCheck tree = check_relative_error(104861.640625, exact, 1e-4);
+  EXPECT_TRUE(tree.ok);
+  EXPECT_NEAR(tree.relative_error, 3.85e-5, 1e-6);
+  EXPECT_FALSE(check_relative_error(std::nan(""), exact, 1e-4).ok);
+}
+
+TEST(Datasets, UnsignedKindsHaveTheirStatedShape) {
+  std::vector<std::uint32_t> values(4096);
+  fill_unsigned_data(UnsignedDataKind::kBytes, values, 1);
+  for (auto v : values) EXPECT_LT(v, 256u);
+  fill_unsigned_data(UnsignedDataKind::kOneBin, values, 2);
+  for (auto v : values) EXPECT_EQ(v, values[0]);
+  EXPECT_NE(values[0] % 256, 0u);  // never the bin a guess would pick
+  fill_unsigned_data(UnsignedDataKind::kFullRange, values, 3);
+  EXPECT_GT(expected_u64_sum(values), 1ull << 32);
+  EXPECT_EQ(parse_unsigned_data_kind("spread"), UnsignedDataKind::kSpread);
+  EXPECT_FALSE(parse_unsigned_data_kind("exact").has_value());
+}
+
+TEST(Datasets, FloatMaxKindsHaveTheirStatedShape) {
+  std::vector<float> values(4096);
+  fill_data(DataKind::kAllNegative, values, 4);
+  for (float v : values) EXPECT_LT(v, 0.0f);
+  fill_data(DataKind::kWithNan, values, 5);
+  int nans = 0;
+  for (float v : values) nans += std::isnan(v) ? 1 : 0;
+  EXPECT_GT(nans, 0);
+  fill_data(DataKind::kSignedZeros, values, 6);
+  int negative_zeros = 0, positive_zeros = 0;
+  for (float v : values) {
+    if (v == 0.0f) (std::signbit(v) ? negative_zeros : positive_zeros)++;
+  }
+  EXPECT_GT(negative_zeros, 0);
+  EXPECT_GT(positive_zeros, 0);
+  fill_data(DataKind::kTenths, values, 7);
+  for (float v : values) EXPECT_EQ(v, 0.1f);
+}
+
+TEST(Fingerprint, DiffersWhenOneByteDiffers) {
+  std::vector<std::uint32_t> a = {1, 2, 3}, b = {1, 2, 4};
+  EXPECT_NE(fingerprint_bytes(std::as_bytes(std::span<const std::uint32_t>(a))),
+            fingerprint_bytes(std::as_bytes(std::span<const std::uint32_t>(b))));
+  EXPECT_EQ(fingerprint_bytes(std::as_bytes(std::span<const std::uint32_t>(a))),
+            fingerprint_bytes(std::as_bytes(std::span<const std::uint32_t>(a))));
+}
+
+}  // namespace
+}  // namespace cudojo

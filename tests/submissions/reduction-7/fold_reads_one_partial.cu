@@ -1,0 +1,40 @@
+// expect: verdict=wrong_answer finding=wrong_value
+// The fold reads partial[threadIdx.x] and nothing more, as if there were one partial per thread.
+// The H200's grid makes 528 partials: 256 to 527 are dropped, which matters from N = 262,148 on,
+// where block 256 gets its first float4 (the sizes from 1,000,003 up).
+__device__ float warp_fold(float v) {
+    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    return v;
+}
+
+__device__ float block_fold(float v) {  // the block's total in thread 0
+    __shared__ float warp_sums[32];
+    v = warp_fold(v);
+    if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = v;
+    __syncthreads();
+    if (threadIdx.x < 32) v = warp_fold(threadIdx.x < blockDim.x / 32 ? warp_sums[threadIdx.x] : 0.0f);
+    return v;
+}
+
+__device__ float grid_stride_sum(const float* X, int N) {
+    const float4* X4 = reinterpret_cast<const float4*>(X);
+    const int stride = gridDim.x * blockDim.x;
+    const int first = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = 0.0f;
+    for (int i = first; i < N / 4; i += stride) {
+        const float4 v = X4[i];
+        acc += (v.x + v.y) + (v.z + v.w);
+    }
+    if (first < N % 4) acc += X[N / 4 * 4 + first];
+    return acc;
+}
+
+__global__ void block_partials(const float* X, float* partial, int N) {
+    const float total = block_fold(grid_stride_sum(X, N));
+    if (threadIdx.x == 0) partial[blockIdx.x] = total;
+}
+
+__global__ void fold_partials(const float* partial, float* out, int count) {
+    const float total = block_fold(partial[threadIdx.x]);
+    if (threadIdx.x == 0) *out = total;
+}
