@@ -504,6 +504,10 @@ async function showMetrics(report) {
     ["your kernel", ms(m.time_ms)],
     ["reference", ms(m.reference_time_ms)],
     ["ratio", m.time_ratio ? `${m.time_ratio.toFixed(2)} x the reference` : ""],
+    ...(m.baseline_time_ms
+      ? [[m.baseline_name || "baseline", ms(m.baseline_time_ms)],
+         ["ratio to the baseline", m.baseline_ratio ? `${m.baseline_ratio.toFixed(2)} x ${m.baseline_name}` : ""]]
+      : []),
     ["bandwidth", m.bandwidth_gbps ? `${m.bandwidth_gbps.toFixed(1)} GB/s` : "(not meaningful for this contract)"],
     ["% of measured peak", m.pct_of_peak ? `${m.pct_of_peak.toFixed(1)} % of ${report.gpu.peak_read_gbps.toFixed(0)} GB/s` : ""],
     ["SM throughput", percentPair(m.sm_throughput_pct, m.reference_sm_throughput_pct, m.metrics_note)],
