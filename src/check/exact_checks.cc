@@ -77,8 +77,9 @@ TestResult judge_histogram(std::string_view data, std::int64_t n, const Histogra
     const auto b = static_cast<std::size_t>(first < 0 ? 0 : first);
     test.expected = expected[b];
     test.got = b < got.size() ? got[b] : 0;
-    test.detail = fmt::format("{} of 256 bins wrong, first bin {}: expected {}, got {}; {} counted for {} values",
-                              wrong, b, expected[b], test.got, counted, n);
+    test.detail =
+        fmt::format("{} of 256 bins wrong, first bin {}: expected {}, got {}; {} counted for {} values",
+                    wrong, b, expected[b], test.got, counted, n);
   }
   return test;
 }
@@ -94,20 +95,22 @@ void add_histogram_findings(std::int64_t n, const Histogram& expected, std::span
   }
   if (!any_wrong) return;
   if (!any_above && counted < static_cast<std::uint64_t>(n)) {
-    findings.add(finding_code::kLostUpdates,
-                 fmt::format("the bins hold {} counts for {} values, none too many: counts were lost. A plain "
-                             "`bins[b] += 1` (threads of one bin overwrite each other: use atomicAdd), a merge "
-                             "that assigns instead of adding, a merge before every count is in, or values never "
-                             "visited (the grid is fixed: loop with a grid stride) all look like this",
-                             counted, n),
-                 n);
+    findings.add(
+        finding_code::kLostUpdates,
+        fmt::format("the bins hold {} counts for {} values, none too many: counts were lost. A plain "
+                    "`bins[b] += 1` (threads of one bin overwrite each other: use atomicAdd), a merge "
+                    "that assigns instead of adding, a merge before every count is in, or values never "
+                    "visited (the grid is fixed: loop with a grid stride) all look like this",
+                    counted, n),
+        n);
     return;
   }
-  findings.add(finding_code::kWrongValue,
-               fmt::format("the bins hold {} counts for {} values, and some bins hold more than their values: "
-                           "counts landed in the wrong bin (bin = value % 256) or came from somewhere else",
-                           counted, n),
-               n);
+  findings.add(
+      finding_code::kWrongValue,
+      fmt::format("the bins hold {} counts for {} values, and some bins hold more than their values: "
+                  "counts landed in the wrong bin (bin = value % 256) or came from somewhere else",
+                  counted, n),
+      n);
 }
 
 namespace {
@@ -152,20 +155,23 @@ void add_max_findings(std::int64_t n, float expected, float got, FindingSet& fin
     return;
   }
   if (expected == 0.0f && got == 0.0f) {
-    findings.add(finding_code::kSignedZero,
-                 fmt::format("*out ended as {} where the rule wants {}: -0.0 == +0.0 compares true, so a `>` test "
-                             "never replaces one by the other; compare the sign (or the bits) when both are zero",
-                             std::signbit(got) ? "-0.0" : "+0.0", std::signbit(expected) ? "-0.0" : "+0.0"),
-                 n);
+    findings.add(
+        finding_code::kSignedZero,
+        fmt::format("*out ended as {} where the rule wants {}: -0.0 == +0.0 compares true, so a `>` test "
+                    "never replaces one by the other; compare the sign (or the bits) when both are zero",
+                    std::signbit(got) ? "-0.0" : "+0.0", std::signbit(expected) ? "-0.0" : "+0.0"),
+        n);
     return;
   }
   std::string why;
   if (expected < 0 && got > expected) {
-    why = "; on negative values a larger float has a SMALLER signed-integer bit pattern, so atomicMax on "
-          "the bits picks the wrong one";
+    why =
+        "; on negative values a larger float has a SMALLER signed-integer bit pattern, so atomicMax on "
+        "the bits picks the wrong one";
   } else if (got < expected) {
-    why = "; a smaller value survived: an update was lost (a plain read-compare-write races) or the CAS "
-          "loop gave up too early";
+    why =
+        "; a smaller value survived: an update was lost (a plain read-compare-write races) or the CAS "
+        "loop gave up too early";
   }
   findings.add(finding_code::kWrongValue, fmt::format("expected {:g}, got {:g}{}", expected, got, why), n);
 }

@@ -15,7 +15,8 @@ const std::regex kLoc(R"(^\s*\.loc\s+(\d+)\s+(\d+))");
 // `.entry name(` or `.func (.param ...) name(`; a declaration ends with `;` and has no body.
 const std::regex kFunctionHead(R"(\.(entry|func)\s+(?:\([^)]*\)\s*)?([A-Za-z_$%][\w$]*))");
 const std::regex kCall(R"(\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w$]*))");
-const std::regex kFloatAtomic(R"(\b((?:atom|red)(?:\.\w+)*\.add(?:\.\w+)*\.f(?:16x2|16|32|64)|(?:atom|red)(?:\.\w+)*\.add\.noftz(?:\.\w+)*))");
+const std::regex kFloatAtomic(
+    R"(\b((?:atom|red)(?:\.\w+)*\.add(?:\.\w+)*\.f(?:16x2|16|32|64)|(?:atom|red)(?:\.\w+)*\.add\.noftz(?:\.\w+)*))");
 
 struct Function {
   std::vector<std::string> callees;
@@ -35,7 +36,8 @@ std::map<std::string, Function> parse_functions(std::string_view ptx, int source
     }
     if (!current.empty()) {
       if (std::regex_search(line, match, kLoc)) {
-        learner_line = saturating_int(match[1].str()) == source_file_index ? saturating_int(match[2].str()) : 0;
+        learner_line =
+            saturating_int(match[1].str()) == source_file_index ? saturating_int(match[2].str()) : 0;
       }
       if (std::regex_search(line, match, kCall)) functions[current].callees.push_back(match[1].str());
       if (std::regex_search(line, match, kFloatAtomic)) {
