@@ -140,7 +140,10 @@ TEST_F(Api, StagesAreListedAndDetailed) {
   start();
   auto list = client().Get("/api/stages");
   ASSERT_EQ(list->status, 200);
-  EXPECT_EQ(json::parse(list->body).size(), 4u);
+  const json listed = json::parse(list->body);
+  ASSERT_EQ(listed.size(), 12u);
+  EXPECT_EQ(listed[0]["id"], "reduction/1");  // course.toml: reduction first, then atomics
+  EXPECT_EQ(listed[9]["id"], "atomics/1");
   auto detail = client().Get("/api/stages/reduction/block-tree");
   ASSERT_EQ(detail->status, 200);
   json stage = json::parse(detail->body);

@@ -48,8 +48,13 @@ TEST(CliStages, JsonIsAListOfStages) {
   auto result = run_cli("stages --json");
   ASSERT_EQ(result.exit_code, 0);
   auto list = nlohmann::json::parse(result.out);
-  ASSERT_EQ(list.size(), 4u);
+  ASSERT_EQ(list.size(), 12u);
   EXPECT_EQ(list[2]["signature"], "__global__ void reduce(const float* X, float* out, int N)");
+  EXPECT_EQ(list[6]["id"], "reduction/7");
+  EXPECT_EQ(list[6]["signature"],
+            "__global__ void block_partials(const float* X, float* partial, int N); then "
+            "__global__ void fold_partials(const float* partial, float* out, int count)");
+  EXPECT_EQ(list[11]["id"], "atomics/3");
 }
 
 TEST(CliShow, ShowsLessonSignatureLaunchAndGate) {
