@@ -24,6 +24,7 @@
 #include "gpu/gpu.h"
 #include "lab/lab.h"
 #include "run/build.h"
+#include "run/compile_child.h"
 #include "run/judge.h"
 #include "run/protocol.h"
 #include "serve/server.h"
@@ -392,6 +393,7 @@ int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "worker")
     return cudojo::worker_main(argc >= 3 ? argv[2] : "check");
   if (argc >= 2 && std::string(argv[1]) == "gpus") return count_visible_gpus();
+  if (argc >= 2 && std::string(argv[1]) == "nvrtc-compile") return cudojo::compile_child_main();
 
   CLI::App app{
       "cudojo: learn and prove CUDA kernel skills. Take a stage, edit its kernel, and check it on the GPU:\n"

@@ -21,6 +21,9 @@ std::span<const EnvironmentVariable> environment_variables() {
                           "'ncu' skips CUPTI and measures with ncu (how the two are compared)"},
       EnvironmentVariable{env::kKeepSanitizerLogs, "a folder: keep every raw compute-sanitizer log there"},
       EnvironmentVariable{env::kNoColor, "set and not empty: no colour in the text report"},
+      EnvironmentVariable{env::kJudgePid,
+                          "set by cudojo for workers run under compute-sanitizer or ncu: they end when that "
+                          "process does"},
   };
   return kVariables;
 }

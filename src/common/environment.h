@@ -18,6 +18,8 @@ inline constexpr const char* kNcu = "CUDOJO_NCU";
 inline constexpr const char* kProfiler = "CUDOJO_PROFILER";
 inline constexpr const char* kKeepSanitizerLogs = "CUDOJO_KEEP_SANITIZER_LOGS";
 inline constexpr const char* kNoColor = "NO_COLOR";
+// Set by cudojo for the workers a tool starts (compute-sanitizer, ncu): the judge's pid.
+inline constexpr const char* kJudgePid = "CUDOJO_JUDGE_PID";
 }  // namespace env
 
 struct EnvironmentVariable {

@@ -6,9 +6,7 @@
 
 namespace cudojo {
 
-namespace {
-
-std::string to_base64(const std::vector<char>& bytes) {
+std::string encode_base64(const std::vector<char>& bytes) {
   std::string text(4 * ((bytes.size() + 2) / 3) + 1, '\0');
   const int written =
       EVP_EncodeBlock(reinterpret_cast<unsigned char*>(text.data()),
@@ -17,7 +15,7 @@ std::string to_base64(const std::vector<char>& bytes) {
   return text;
 }
 
-std::vector<char> from_base64(const std::string& text) {
+std::vector<char> decode_base64(const std::string& text) {
   if (text.size() % 4 != 0) throw std::runtime_error("a cubin's base64 text has a bad length");
   std::vector<char> bytes(3 * (text.size() / 4));
   const int decoded =
@@ -31,6 +29,8 @@ std::vector<char> from_base64(const std::string& text) {
   return bytes;
 }
 
+namespace {
+
 nlohmann::json optional_build(const std::optional<BuiltKernel>& build) {
   return build ? nlohmann::json(*build) : nlohmann::json(nullptr);
 }
@@ -39,14 +39,14 @@ nlohmann::json optional_build(const std::optional<BuiltKernel>& build) {
 
 void to_json(nlohmann::json& j, const BuiltKernel& kernel) {
   j = {{"lowered_name", kernel.lowered_name},
-       {"image_base64", to_base64(kernel.image)},
+       {"image_base64", encode_base64(kernel.image)},
        {"format", to_string(kernel.format)},
        {"abi", to_string(kernel.abi)}};
 }
 
 void from_json(const nlohmann::json& j, BuiltKernel& kernel) {
   j.at("lowered_name").get_to(kernel.lowered_name);
-  kernel.image = from_base64(j.at("image_base64").get<std::string>());
+  kernel.image = decode_base64(j.at("image_base64").get<std::string>());
   const auto format = parse_image_format(j.value("format", std::string("cubin")));
   const auto abi = parse_parameter_abi(j.value("abi", std::string("plain")));
   if (!format || !abi) throw std::runtime_error("a build names an unknown image format or parameter ABI");

@@ -88,6 +88,10 @@ struct Job {
   std::optional<BuiltKernel> second_reference_build;
 };
 
+// Binary images in JSON (cubins, between processes).
+std::string encode_base64(const std::vector<char>& bytes);
+std::vector<char> decode_base64(const std::string& text);
+
 void to_json(nlohmann::json& j, const BuiltKernel& kernel);
 void from_json(const nlohmann::json& j, BuiltKernel& kernel);
 

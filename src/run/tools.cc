@@ -97,6 +97,15 @@ ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, d
   return run;
 }
 
+// A tool's worker runs as the tool's child, where the judge cannot give it a parent-death signal;
+// it is told the judge's pid instead, and ends when the judge does (run/worker.cc), so a killed
+// server leaves no tool running on a kernel that never returns.
+WorkerProcess::Environment tool_environment(const ToolSettings& settings) {
+  WorkerProcess::Environment environment = settings.environment;
+  environment.emplace_back(env::kJudgePid, std::to_string(getpid()));
+  return environment;
+}
+
 std::vector<std::string> worker_command(const ToolSettings& settings, std::vector<std::string> prefix,
                                         WorkerMode mode) {
   prefix.push_back(settings.worker_executable);
@@ -152,7 +161,7 @@ SanitizerPass::SanitizerPass(const ToolSettings& settings) : settings_(settings)
                        {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
                         "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
                        WorkerMode::kSanitize),
-        settings_.limits.max_output_bytes, settings_.environment);
+        settings_.limits.max_output_bytes, tool_environment(settings_));
     tools_.push_back(std::move(tool));
   }
 }
@@ -269,7 +278,7 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
         worker_command(
             settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
             WorkerMode::kLaunchForNcu),
-        settings.limits.max_output_bytes, settings.environment);
+        settings.limits.max_output_bytes, tool_environment(settings));
     if (follow_tool_worker(worker, json_text(nlohmann::json(launch_job)), settings.limits.tool_budget_ms)
             .timed_out) {
       metrics.note = fmt::format("metrics unavailable: {}; ncu was stopped after its budget", cupti_error);

@@ -4,10 +4,13 @@
 // protocol messages on fd 3 (see protocol.h). It judges nothing: it reports what happened, with
 // the test results and findings computed by check/, and the parent decides the verdict.
 #include <fmt/format.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -31,6 +34,7 @@
 #include "contract/driver.h"
 #include "gpu/gpu.h"
 #include "measure/profiler.h"
+#include "run/compile_child.h"
 #include "run/protocol.h"
 #include "stage/contract_info.h"
 
@@ -243,7 +247,7 @@ void add_float_atomic_findings(const Job& job, const Builds& builds, FindingSet&
 Builds compile_all(const Job& job, const std::string& arch) {
   auto build = [&](const std::optional<BuiltKernel>& built, const std::string& source,
                    const std::string& file_name) {
-    if (!built) return compile_kernel(compile_request(job, source, file_name, arch));
+    if (!built) return compile_in_child(compile_request(job, source, file_name, arch));
     return reuse(*built);
   };
   std::future<CompileResult> reference, counted;
@@ -262,12 +266,12 @@ Builds compile_all(const Job& job, const std::string& arch) {
       CompileRequest request = compile_request(job, job.source, job.file_name, arch);
       request.pre_include_name = std::string(kBarrierHeaderName);
       request.pre_include_text = (prints ? quiet_define : "") + std::string(barrier_check_header());
-      CompileResult counted_build = compile_kernel(request);
+      CompileResult counted_build = compile_in_child(request);
       if (!counted_build.ok && prints) {
         // printf written so that the define breaks it (`::printf`): count the printing build, as
         // it is also the one judged then.
         request.pre_include_text = std::string(barrier_check_header());
-        counted_build = compile_kernel(request);
+        counted_build = compile_in_child(request);
       }
       return counted_build;
     });
@@ -278,14 +282,14 @@ Builds compile_all(const Job& job, const std::string& arch) {
       CompileRequest request = compile_request(job, job.source, job.file_name, arch);
       request.pre_include_name = "cudojo_quiet_printf.h";
       request.pre_include_text = quiet_define;
-      return compile_kernel(request);
+      return compile_in_child(request);
     });
   }
   std::future<CompileResult> second_submission, second_reference;
   if (!job.stage.second_kernel.empty()) {
     auto build_second = [&](const std::optional<BuiltKernel>& built, const std::string& source,
                             const std::string& file_name) {
-      if (!built) return compile_kernel(compile_request(job, source, file_name, arch, true));
+      if (!built) return compile_in_child(compile_request(job, source, file_name, arch, true));
       return reuse(*built);
     };
     second_submission = std::async(std::launch::async, [&, build_second] {
@@ -733,6 +737,27 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
   }
 }
 
+// Watches the judge process named by CUDOJO_JUDGE_PID from a thread and ends this worker when it
+// exits. A pidfd names that one process (not whatever later reuses its number); a judge already
+// gone ends the worker at once.
+void end_with_the_judge() {
+  const char* text = std::getenv(env::kJudgePid);
+  if (!text || !*text) return;
+  const pid_t judge = static_cast<pid_t>(std::atoi(text));
+  if (judge <= 0) return;
+  const int fd = static_cast<int>(syscall(SYS_pidfd_open, judge, 0));
+  if (fd < 0) {
+    if (errno == ESRCH) std::_Exit(3);
+    return;  // an old kernel without pidfds: the tool's own budget still bounds the run
+  }
+  std::thread([fd] {
+    pollfd watched{fd, POLLIN, 0};
+    while (poll(&watched, 1, -1) < 0 && errno == EINTR) {
+    }
+    std::_Exit(3);
+  }).detach();
+}
+
 }  // namespace
 
 int worker_main(std::string_view mode_hint) {
@@ -746,6 +771,9 @@ int worker_main(std::string_view mode_hint) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) std::_Exit(0);
   }
+  // A worker a tool started (compute-sanitizer, ncu) is the tool's child, not the judge's: it ends
+  // as soon as the judge process does, and the tool ends with it.
+  if (mode_hint != to_string(WorkerMode::kCheck)) end_with_the_judge();
   // Device printf goes to stdout; unbuffered, so what was printed before a kill still arrives.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   // The parent names the mode on the command line too, so CUDA's start-up (which begins before the

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -85,22 +86,105 @@ class ServerProcess {
   int port_ = 0;
 };
 
+// Debian's nginx in front of the server, configured with docs/deploy/cudojo-locations.conf (the
+// configuration docs/DEPLOY.md installs), as a class deployment runs it. With
+// CUDOJO_API_VIA_NGINX=1 (ctest api.via_nginx) every client() request goes through it; tests that
+// speak raw sockets still test cudojo's own front door.
+class NginxProxy {
+ public:
+  static constexpr const char* kNginx = "/usr/sbin/nginx";
+
+  NginxProxy(const fs::path& folder, int upstream_port) : folder_(folder) {
+    fs::create_directories(folder_);
+    std::ifstream in(testing::source_root() / "docs" / "deploy" / "cudojo-locations.conf");
+    std::string locations((std::istreambuf_iterator<char>(in)), {});
+    for (std::size_t at; (at = locations.find("127.0.0.1:8080")) != std::string::npos;)
+      locations.replace(at, 14, "127.0.0.1:" + std::to_string(upstream_port));
+    std::ofstream(folder_ / "cudojo-locations.conf") << locations;
+    port_ = free_port();
+    std::ofstream conf(folder_ / "nginx.conf");
+    if (geteuid() == 0) conf << "user root;\n";
+    conf << "worker_processes 1;\ndaemon off;\npid " << (folder_ / "nginx.pid").string() << ";\nerror_log "
+         << (folder_ / "error.log").string() << ";\nevents { worker_connections 512; }\n"
+         << "http {\n  access_log off;\n";
+    for (const char* temp : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"})
+      conf << "  " << temp << "_temp_path " << (folder_ / temp).string() << ";\n";
+    conf << "  server {\n    listen 127.0.0.1:" << port_ << ";\n    include "
+         << (folder_ / "cudojo-locations.conf").string() << ";\n  }\n}\n";
+    conf.close();
+    pid_ = fork();
+    if (pid_ == 0) {
+      const std::string prefix = folder_.string(), config = (folder_ / "nginx.conf").string();
+      execl(kNginx, kNginx, "-p", prefix.c_str(), "-c", config.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    for (int waited_ms = 0; waited_ms < 10'000 && !listening(); waited_ms += 50)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(listening()) << "nginx did not start; see " << (folder_ / "error.log").string();
+  }
+  ~NginxProxy() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  int port() const { return port_; }
+
+ private:
+  static int free_port() {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    socklen_t length = sizeof address;
+    getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+    close(fd);
+    return ntohs(address.sin_port);
+  }
+  bool listening() const {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port_));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    close(fd);
+    return ok;
+  }
+
+  fs::path folder_;
+  pid_t pid_ = -1;
+  int port_ = 0;
+};
+
+bool via_nginx() {
+  const char* value = std::getenv("CUDOJO_API_VIA_NGINX");
+  return value && std::string(value) == "1";
+}
+
 class Api : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (via_nginx() && !fs::exists(NginxProxy::kNginx))
+      GTEST_SKIP() << "CUDOJO_API_VIA_NGINX=1 but nginx is not installed (scripts/setup.sh installs it)";
     data_ = fs::temp_directory_path() / ("cudojo_api_" + std::to_string(getpid()) + "_" +
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(data_);
   }
   void TearDown() override {
+    proxy_.reset();
     server_.reset();
     fs::remove_all(data_);
   }
   void start(const std::vector<std::string>& extra = {"--workers", "1"}) {
     server_ = std::make_unique<ServerProcess>(data_, extra);
+    if (via_nginx()) proxy_ = std::make_unique<NginxProxy>(data_ / "nginx", server_->port());
   }
+  // Where clients connect: nginx when the tests run through it, else the server itself.
+  int front_port() const { return proxy_ ? proxy_->port() : server_->port(); }
   httplib::Client client() const {
-    httplib::Client c("127.0.0.1", server_->port());
+    httplib::Client c("127.0.0.1", front_port());
     c.set_read_timeout(30, 0);
     return c;
   }
@@ -134,6 +218,7 @@ class Api : public ::testing::Test {
 
   fs::path data_;
   std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<NginxProxy> proxy_;
 };
 
 TEST_F(Api, StagesAreListedAndDetailed) {

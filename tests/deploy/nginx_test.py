@@ -6,7 +6,9 @@
 Starts `cudojo serve` and an nginx of its own (a temporary prefix, the documented locations pointed
 at the server's port), then speaks the API through nginx: health and stages, a learner, a job that
 is judged (a compile error needs no GPU), its event stream arriving as it is written (not
-buffered), security headers passed on, and bodies over the limit refused by nginx. Exit 77 (a
+buffered), security headers passed on, bodies over the limit refused by nginx with a JSON error,
+and a JSON 503 once cudojo is down. (ctest api.via_nginx runs the whole API suite through the same
+configuration.) Exit 77 (a
 skip) when nginx is not installed. Standard library only.
 """
 import http.client
@@ -118,9 +120,11 @@ def main():
         check(ended, "the stream ends with the verdict" + ("" if ended else ":\n" + text[-600:]))
         connection.close()
 
-        response, _ = call(proxy_port, "POST", "/api/jobs", raw=json.dumps(
+        response, body = call(proxy_port, "POST", "/api/jobs", raw=json.dumps(
             {"stage": "reduction/3", "source": "x" * 300_000}), token=token)
         check(response.status == 413, "a body over 256 KiB is refused by nginx (413)")
+        check("error" in json.loads(body) and response.getheader("X-Content-Type-Options") == "nosniff",
+              "nginx's refusal is JSON with an error, and carries the security headers")
         connection = http.client.HTTPConnection("127.0.0.1", proxy_port, timeout=30)
         try:
             connection.request("POST", "/api/learners", body=iter([b"x" * 65536] * 16),
@@ -129,6 +133,11 @@ def main():
         except OSError:
             status = 413  # closed while sending: refused before the whole body arrived
         check(status in (411, 413), f"a chunked body of 1 MiB is refused ({status})")
+        server.terminate()
+        server.wait(timeout=10)
+        response, body = call(proxy_port, "GET", "/api/health")
+        check(response.status == 503 and "error" in json.loads(body),
+              "with cudojo down, nginx answers 503 with a JSON error")
         print("cudojo behind nginx: every check held")
         return 0
     finally:

@@ -6,11 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "common/limits.h"
 #include "compile/nvrtc_compiler.h"
 #include "run/protocol.h"
 #include "run_cli.h"
@@ -125,6 +127,67 @@ TEST(CliCheck, OversizeSourceIsRefused) {
   auto report = nlohmann::json::parse(result.out);
   EXPECT_EQ(report["verdict"], "compile_error");
   EXPECT_NE(report["compile"]["log"].get<std::string>().find("limit"), std::string::npos);
+}
+
+// NVRTC's memory grows with what the source asks for; the compile runs in a child process with an
+// address-space limit, so a 2 GB initialized array is a compile error within seconds, not 6 GB of
+// the judge's memory for a minute.
+TEST(CliCheck, ACompileBombMeetsTheCompilersMemoryLimit) {
+  const std::string path = write_temp("cudojo_compile_bomb.cu",
+                                      "__device__ char big[2000000000] = {1};\n"
+                                      "__global__ void reduce(const float* X, float* out, int N) {\n"
+                                      "  if (N < 0) out[0] = big[N];\n"
+                                      "}\n");
+  const auto started = std::chrono::steady_clock::now();
+  auto result = run_cli("check reduction/3 " + path + " --json --no-sanitize");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(result.exit_code, 1) << result.out;
+  auto report = nlohmann::json::parse(result.out);
+  EXPECT_EQ(report["verdict"], "compile_error");
+  const std::string log = report["compile"]["log"];
+  EXPECT_NE(log.find(std::to_string(kDefaultLimits.compile_memory_bytes >> 20) + " MiB"), std::string::npos)
+      << log;
+  EXPECT_LT(seconds, kDefaultLimits.compile_budget_ms / 1000.0 + 5) << log;
+}
+
+// A worker that compute-sanitizer or ncu starts is the tool's child: it cannot get a parent-death
+// signal from the judge, so it watches the judge's pid and ends with it (nothing of a killed server
+// keeps running on a kernel that never returns).
+TEST(CliWorker, AToolsWorkerEndsWhenTheJudgeDoes) {
+  const pid_t judge = fork();
+  if (judge == 0) {
+    execl("/bin/sleep", "sleep", "60", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int job_pipe[2];
+  ASSERT_EQ(pipe(job_pipe), 0);
+  const pid_t worker = fork();
+  if (worker == 0) {
+    dup2(job_pipe[0], 0);  // a job that never comes: the worker waits for it
+    close(job_pipe[1]);
+    setenv("CUDOJO_JUDGE_PID", std::to_string(judge).c_str(), 1);
+    const std::string binary = testing::cudojo_binary();
+    execl(binary.c_str(), binary.c_str(), "worker", "sanitize", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(job_pipe[0]);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  int status = 0;
+  EXPECT_EQ(waitpid(worker, &status, WNOHANG), 0) << "the worker ended while the judge was alive";
+  kill(judge, SIGKILL);
+  waitpid(judge, nullptr, 0);
+  bool ended = false;
+  for (int waited_ms = 0; waited_ms < 5'000 && !ended; waited_ms += 20) {
+    ended = waitpid(worker, &status, WNOHANG) == worker;
+    if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!ended) {
+    kill(worker, SIGKILL);
+    waitpid(worker, &status, 0);
+  }
+  close(job_pipe[1]);
+  EXPECT_TRUE(ended) << "the worker outlived the judge by 5 s";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3);
 }
 
 TEST(CliCheck, WithoutAGpuTheKernelStillCompilesThenNoDevice) {
