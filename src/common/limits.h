@@ -22,10 +22,11 @@ struct JudgeLimits {
   std::size_t device_printf_bytes = 64 * 1024;
 
   // One NVRTC compile, in its own process (run/compile_child.h): wall clock (CPU time is capped at
-  // the same) and address space. Measured on this course: every reference and starter compiles
-  // in under 0.35 s and 90 MB; the slowest legitimate kernel of the corpus (it includes
-  // <cooperative_groups.h>) in 1.3 s and 190 MB. A 200 MB initialized __device__ array took 82 s
-  // and 3.2 GB: without these bounds a learner's source sets the judge's memory use.
+  // the same) and address space. Measured by scripts/compile-budget.sh (150 legitimate kernels,
+  // evidence/2026-11-30-cpu-compile-budget.txt): the slowest, which includes <cooperative_groups.h>,
+  // takes 2.5 s and 183 MB for its two compiles; every course file under 1.8 s. A 200 MB initialized
+  // __device__ array took 82 s and 3.2 GB: without these bounds a learner's source sets the
+  // judge's memory use.
   double compile_budget_ms = 15'000;
   std::uint64_t compile_memory_bytes = 2ull << 30;
 
@@ -55,8 +56,8 @@ struct JudgeLimits {
   double profiler_setup_wait_ms = 2'000;
   // A Python or Rust compile in its sandbox (compile/sandbox.h): wall clock (CPU time is capped at
   // the same), and address space (LLVM reserves far more than it touches).
-  // Python's slowest course kernel compiles in about 0.7 s (0.45 s of it importing Numba), Rust's in
-  // 0.2 s once core is built (building core has its own budget).
+  // Python's slowest course file (two kernels) builds in 1.8 s, 0.45 s of each run importing
+  // Numba; Rust's in 0.2 s once core is built (building core has its own budget).
   double frontend_budget_ms = 15'000;
   std::uint64_t frontend_memory_bytes = 6ull << 30;
 };
