@@ -30,6 +30,10 @@ struct JudgeLimits {
   double compile_budget_ms = 15'000;
   std::uint64_t compile_memory_bytes = 2ull << 30;
 
+  // A worker's CPU seconds (RLIMIT_CPU), a backstop behind the parent's wall-clock deadlines: a
+  // whole check, tools included, uses well under a minute.
+  unsigned long worker_cpu_seconds = 600;
+
   // Wall-clock budgets the parent enforces on the worker, in milliseconds.
   // Start-up covers process start, CUDA context creation and the NVRTC compiles.
   double startup_budget_ms = 60'000;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -771,6 +772,12 @@ int worker_main(std::string_view mode_hint) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) std::_Exit(0);
   }
+  // The parent's deadlines bound a worker's wall clock; these bound what a runaway one could still
+  // take if a deadline were ever missed: CPU seconds, and no core file of a process that holds a
+  // CUDA context (gigabytes of mappings).
+  const rlimit cpu{kDefaultLimits.worker_cpu_seconds, kDefaultLimits.worker_cpu_seconds + 5}, no_core{0, 0};
+  setrlimit(RLIMIT_CPU, &cpu);
+  setrlimit(RLIMIT_CORE, &no_core);
   // A worker a tool started (compute-sanitizer, ncu) is the tool's child, not the judge's: it ends
   // as soon as the judge process does, and the tool ends with it.
   if (mode_hint != to_string(WorkerMode::kCheck)) end_with_the_judge();
