@@ -99,7 +99,9 @@ struct ServeLimits {
   // address; behind a proxy, every client is the proxy's address). Without it a script makes
   // hundreds of learners a second and the per-learner job limit means nothing.
   int max_new_learners_per_address_per_hour = 60;
-  int history_limit = 100;                // jobs returned by /api/history
+  int history_limit = 100;                // most jobs one page of /api/history returns (?limit=)
+  int history_default_limit = 20;         // jobs one page returns when ?limit= is not given
+  int leaderboard_limit = 50;             // entries one stage's leaderboard returns
   double event_stream_max_seconds = 600;  // one server-sent-events stream stays open at most this
   // Each open event stream holds one of the HTTP server's threads, so streams are capped below the
   // thread count (the page falls back to polling on a 429): other requests always find a thread.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -32,6 +34,8 @@ std::string error_sentence(int status) {
       return "the request could not be read";
     case 404:
       return "no such route";
+    case 405:
+      return "this path does not answer that method";
     case 413:
       return "the request is larger than the server accepts";
     default:
@@ -83,6 +87,25 @@ json job_json(Store& store, const JobRecord& job, bool with_source) {
   return j;
 }
 
+json optional_json(const std::optional<double>& value) { return value ? json(*value) : json(nullptr); }
+
+// One line of /api/history: never the source or the report.
+json job_summary_json(const JobSummary& job) {
+  return {{"id", job.id},
+          {"stage", job.stage},
+          {"language", job.language},
+          {"state", to_string(job.state)},
+          {"verdict", job.verdict ? json(*job.verdict) : json(nullptr)},
+          {"time_ratio", optional_json(job.time_ratio)},
+          {"baseline_ratio", optional_json(job.baseline_ratio)},
+          {"created_at", job.created_at},
+          {"finished_at", optional_json(job.finished_at)}};
+}
+
+json learner_json(const Learner& learner) {
+  return {{"id", learner.id}, {"name", learner.name}, {"leaderboard", learner.leaderboard}};
+}
+
 // The learner behind a request: "Authorization: Bearer <token>", or ?token= for EventSource,
 // which cannot set headers.
 std::optional<Learner> authenticate(Store& store, const httplib::Request& request) {
@@ -120,7 +143,26 @@ void Api::register_routes(httplib::Server& server) {
   // Before any route, and before a body is read: a body must say its length (the request limit is
   // enforced on Content-Length; a chunked body would not be bounded), and JSON routes take JSON
   // (a form or text/plain POST is what another site's page can send without asking).
-  server.set_pre_routing_handler([](const Request& request, Response& response) {
+  server.set_pre_routing_handler([this](const Request& request, Response& response) {
+    // A known path asked with a method it does not answer: 405 naming the ones it does (httplib
+    // alone would answer 404, as for a path that does not exist). HEAD is answered wherever GET is.
+    for (const auto& [pattern, allow] : allowed_methods_) {
+      if (!std::regex_match(request.path, pattern)) continue;
+      const std::string method = request.method == "HEAD" ? "GET" : request.method;
+      bool allowed = false;
+      for (std::size_t at = 0; at < allow.size();) {
+        const std::size_t end = std::min(allow.find(", ", at), allow.size());
+        allowed = allowed || allow.compare(at, end - at, method) == 0;
+        at = end + 2;
+      }
+      if (allowed) break;  // the first matching pattern decides, as in httplib's own routing
+      response.set_header("Allow", allow);
+      // The body is never read, so the connection cannot carry another request after this one.
+      if (request.has_header("Content-Length") && request.get_header_value("Content-Length") != "0")
+        response.set_header("Connection", "close");
+      send_error(response, 405, fmt::format("{} answers {}, not {}", request.path, allow, request.method));
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (request.method != "POST" && request.method != "PUT" && request.method != "PATCH") {
       return httplib::Server::HandlerResponse::Unhandled;
     }
@@ -157,36 +199,89 @@ void Api::register_routes(httplib::Server& server) {
   server.set_post_routing_handler([](const Request&, Response& response) {
     response.set_header("X-Content-Type-Options", "nosniff");
     response.set_header("Content-Security-Policy",
-                        "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                        "default-src 'self'; script-src 'self'; img-src 'self' data:; "
+                        "style-src 'self' 'unsafe-inline'; font-src 'self' data:; "
                         "frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
     response.set_header("X-Frame-Options", "DENY");
     response.set_header("Referrer-Policy", "no-referrer");
   });
 
-  // httplib calls a handler with (request, response); each route is one member function.
-  auto route = [this](void (Api::*handler)(const Request&, Response&)) {
+  // httplib calls a handler with (request, response); each route is one member function. Each
+  // registration also records the path's methods for the 405 check above.
+  using Handler = httplib::Server::Handler;
+  auto route = [this](void (Api::*handler)(const Request&, Response&)) -> Handler {
     return
         [this, handler](const Request& request, Response& response) { (this->*handler)(request, response); };
   };
-  server.Get("/api/health", route(&Api::health));
-  server.Get("/api/stages", route(&Api::list_stages));
-  server.Get(R"(/api/stages/(.+))", route(&Api::get_stage));
-  server.Post("/api/learners", route(&Api::create_learner));
-  server.Post("/api/jobs", route(&Api::submit_job));
-  server.Get(R"(/api/jobs/([^/]+))", route(&Api::get_job));
-  server.Get(R"(/api/jobs/([^/]+)/events)", route(&Api::job_events));
-  server.Get("/api/history", route(&Api::history));
+  std::vector<std::pair<std::string, std::string>> methods;  // pattern, "GET, PUT", in order
+  auto allow = [&methods](const std::string& pattern, const char* method) {
+    for (auto& [known, allowed] : methods) {
+      if (known == pattern) return void(allowed += std::string(", ") + method);
+    }
+    methods.emplace_back(pattern, method);
+  };
+  auto get = [&](const std::string& pattern, Handler handler) {
+    server.Get(pattern, std::move(handler));
+    allow(pattern, "GET");
+  };
+  auto post = [&](const std::string& pattern, Handler handler) {
+    server.Post(pattern, std::move(handler));
+    allow(pattern, "POST");
+  };
+  auto put = [&](const std::string& pattern, Handler handler) {
+    server.Put(pattern, std::move(handler));
+    allow(pattern, "PUT");
+  };
+  get("/api/health", route(&Api::health));
+  get("/api/stages", route(&Api::list_stages));
+  // Before /api/stages/(.+), which would take "reduction/3/leaderboard" as a stage id.
+  get(R"(/api/stages/(.+)/leaderboard)", route(&Api::stage_leaderboard));
+  get(R"(/api/stages/(.+))", route(&Api::get_stage));
+  post("/api/learners", route(&Api::create_learner));
+  post("/api/jobs", route(&Api::submit_job));
+  get(R"(/api/jobs/([^/]+))", route(&Api::get_job));
+  get(R"(/api/jobs/([^/]+)/events)", route(&Api::job_events));
+  get("/api/history", route(&Api::history));
+  get("/api/me", route(&Api::get_me));
+  put("/api/me", route(&Api::put_me));
+  get("/api/progress", route(&Api::progress));
 
-  // The page, and the one npm package it loads (CodeMirror) from its installed folder.
-  const fs::path codemirror = web_dir_ / "node_modules" / "codemirror";
-  if (!server.set_mount_point("/vendor/codemirror", codemirror.string())) {
-    fmt::print(stderr, "cudojo serve: {} is missing (run scripts/setup.sh); the editor will not load\n",
-               codemirror.string());
+  // The page's npm packages, read-only from their installed folders (scripts/setup.sh installs
+  // them); a missing one is reported and the rest of the page still works.
+  static constexpr std::array<std::array<const char*, 3>, 4> kVendor = {{
+      {"/vendor/codemirror", "codemirror", "the editor"},
+      {"/vendor/katex", "katex/dist", "lesson formulas (KaTeX)"},
+      {"/vendor/highlight", "@highlightjs/cdn-assets", "code highlighting (highlight.js)"},
+      {"/vendor/diff", "diff/dist", "comparing submissions (jsdiff)"},
+  }};
+  for (const auto& [mount, folder, what] : kVendor) {
+    const fs::path path = web_dir_ / "node_modules" / folder;
+    if (!server.set_mount_point(mount, path.string())) {
+      fmt::print(stderr, "cudojo serve: {} is missing (run scripts/setup.sh); {} will not load\n",
+                 path.string(), what);
+    }
   }
-  server.Get("/", route(&Api::redirect_to_page));
-  for (const char* file : {"/index.html", "/app.js", "/style.css"}) {
-    server.Get(file, [this, file](const Request&, Response& response) { web_file(file, response); });
+  // The page's own files, each at its path under web/ (the favicon is one SVG under two names).
+  get("/", route(&Api::redirect_to_page));
+  static constexpr std::array<std::array<const char*, 2>, 7> kPageFiles = {{
+      {"/index.html", "index.html"},
+      {"/app.js", "app.js"},
+      {"/style.css", "style.css"},
+      {"/lesson.js", "lesson.js"},
+      {"/lesson.css", "lesson.css"},
+      {"/favicon.svg", "favicon.svg"},
+      {"/favicon.ico", "favicon.svg"},
+  }};
+  for (const auto& [path, file] : kPageFiles) {
+    const std::string name = file;
+    get(path, [this, name](const Request&, Response& response) { web_file(name, response); });
   }
+  // Diagrams by plain file name only: no '/', and no leading '.', so nothing outside the folder.
+  get(R"(/diagrams/([A-Za-z0-9_-][A-Za-z0-9_.-]*\.svg))", [this](const Request& request, Response& response) {
+    web_file("diagrams/" + std::string(request.matches[1]), response);
+  });
+
+  for (const auto& [pattern, allowed] : methods) allowed_methods_.emplace_back(std::regex(pattern), allowed);
 }
 
 void Api::health(const Request&, Response& response) {
@@ -214,6 +309,22 @@ void Api::get_stage(const Request& request, Response& response) {
   json detail = stage_description_json(*stage);
   detail["lesson_html"] = markdown_to_html(stage->lesson_markdown);
   send_json(response, 200, detail);
+}
+
+void Api::stage_leaderboard(const Request& request, Response& response) {
+  const Stage* stage = find_stage(course_, request.matches[1]);
+  if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", std::string(request.matches[1])));
+  json entries = json::array();
+  int rank = 0;
+  for (const auto& entry : store_.leaderboard(stage->id, limits_.leaderboard_limit)) {
+    entries.push_back({{"rank", ++rank},
+                       {"name", entry.name},
+                       {"time_ratio", entry.time_ratio},
+                       {"time_ms", optional_json(entry.time_ms)},
+                       {"language", entry.language},
+                       {"at", static_cast<std::int64_t>(entry.at)}});
+  }
+  send_json(response, 200, {{"stage", stage->id}, {"entries", entries}});
 }
 
 void Api::create_learner(const Request& request, Response& response) {
@@ -375,23 +486,80 @@ void Api::history(const Request& request, Response& response) {
       return send_error(response, 400, fmt::format("no stage '{}'", request.get_param_value("stage")));
     stage = found->id;
   }
-  json list = json::array();
-  for (const auto& job : store_.history(learner->id, stage, limits_.history_limit)) {
-    list.push_back(job_json(store_, job, false));
+  int limit = limits_.history_default_limit;
+  if (request.has_param("limit")) {
+    const auto asked = parse_id(request.get_param_value("limit"));
+    if (!asked)
+      return send_error(response, 400,
+                        fmt::format("limit is a whole number from 1 to {}", limits_.history_limit));
+    limit = static_cast<int>(std::min<std::int64_t>(*asked, limits_.history_limit));
   }
-  send_json(response, 200, {{"learner", learner->name}, {"jobs", list}});
+  std::optional<std::int64_t> before;
+  if (request.has_param("before")) {
+    before = parse_id(request.get_param_value("before"));
+    if (!before) return send_error(response, 400, "before is a job id, as next_before gave it");
+  }
+  // One job more than the page shows says whether another page follows.
+  auto jobs = store_.history(learner->id, stage, limit + 1, before);
+  const bool more = static_cast<int>(jobs.size()) > limit;
+  if (more) jobs.pop_back();
+  json list = json::array();
+  for (const auto& job : jobs) list.push_back(job_summary_json(job));
+  send_json(response, 200, {{"jobs", list}, {"next_before", more ? json(jobs.back().id) : json(nullptr)}});
+}
+
+void Api::get_me(const Request& request, Response& response) {
+  const auto learner = authenticate(store_, request);
+  if (!learner) return send_error(response, 401, "this token belongs to no learner; sign in again");
+  send_json(response, 200, learner_json(*learner));
+}
+
+void Api::put_me(const Request& request, Response& response) {
+  const auto learner = authenticate(store_, request);
+  if (!learner) return send_error(response, 401, "this token belongs to no learner; sign in again");
+  json body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("leaderboard") ||
+      !body["leaderboard"].is_boolean()) {
+    return send_error(response, 400, "send {\"leaderboard\": true} or {\"leaderboard\": false}");
+  }
+  if (auto problem = store_.problem()) return send_error(response, 503, *problem);
+  try {
+    const auto updated = store_.set_leaderboard(learner->id, body["leaderboard"].get<bool>());
+    if (!updated) return send_error(response, 401, "this token belongs to no learner; sign in again");
+    send_json(response, 200, learner_json(*updated));
+  } catch (const StoreError& error) {
+    send_error(response, http_status(error.code()), error.what());
+  }
+}
+
+void Api::progress(const Request& request, Response& response) {
+  const auto learner = authenticate(store_, request);
+  if (!learner) return send_error(response, 401, kSignInFirst);
+  json stages = json::object();
+  for (const auto& stage : store_.progress(learner->id)) {
+    stages[stage.stage] = {{"status", stage.accepted ? "accepted" : "attempted"},
+                           {"attempts", stage.attempts},
+                           {"best_time_ratio", optional_json(stage.best_time_ratio)},
+                           {"best_time_ms", optional_json(stage.best_time_ms)},
+                           {"last_job", stage.last_job}};
+  }
+  send_json(response, 200, {{"stages", stages}});
 }
 
 void Api::redirect_to_page(const Request&, Response& response) { response.set_redirect("/index.html"); }
 
-void Api::web_file(const char* file, Response& response) {
-  std::ifstream in(web_dir_ / (file + 1), std::ios::binary);
-  if (!in) return send_error(response, 404, "the web folder is missing from this installation");
+void Api::web_file(const std::string& file, Response& response) {
+  const fs::path path = web_dir_ / file;
+  std::error_code error;
+  std::ifstream in;
+  if (fs::is_regular_file(path, error)) in.open(path, std::ios::binary);
+  if (!in.is_open() || !in)
+    return send_error(response, 404, fmt::format("{} is not in this installation's web folder", file));
   std::string body((std::istreambuf_iterator<char>(in)), {});
-  const std::string name(file);
-  const char* type = name.ends_with(".html") ? "text/html; charset=utf-8"
-                     : name.ends_with(".js") ? "text/javascript; charset=utf-8"
-                                             : "text/css; charset=utf-8";
+  const char* type = file.ends_with(".html")  ? "text/html; charset=utf-8"
+                     : file.ends_with(".js")  ? "text/javascript; charset=utf-8"
+                     : file.ends_with(".svg") ? "image/svg+xml"
+                                              : "text/css; charset=utf-8";
   response.set_content(body, type);
 }
 

@@ -17,6 +17,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,8 @@ class Api {
   void list_stages(const Request& request, Response& response);
   // GET /api/stages/{id or alias}
   void get_stage(const Request& request, Response& response);
+  // GET /api/stages/{id or alias}/leaderboard
+  void stage_leaderboard(const Request& request, Response& response);
   // POST /api/learners
   void create_learner(const Request& request, Response& response);
   // POST /api/jobs
@@ -58,12 +61,18 @@ class Api {
   void get_job(const Request& request, Response& response);
   // GET /api/jobs/{id}/events (server-sent events)
   void job_events(const Request& request, Response& response);
-  // GET /api/history[?stage=]
+  // GET /api/history[?stage=&limit=&before=]
   void history(const Request& request, Response& response);
+  // GET /api/me
+  void get_me(const Request& request, Response& response);
+  // PUT /api/me
+  void put_me(const Request& request, Response& response);
+  // GET /api/progress
+  void progress(const Request& request, Response& response);
   // GET /
   void redirect_to_page(const Request& request, Response& response);
-  // GET /index.html, /app.js, /style.css: `file` is the route's own path.
-  void web_file(const char* file, Response& response);
+  // GET /index.html, /app.js, /favicon.svg, /diagrams/x.svg, ...: `file` is the path under web/.
+  void web_file(const std::string& file, Response& response);
 
   // The requester's job named by the route's first capture; answers 401 or 404 itself and
   // returns nullopt when the request is not signed in or the job is not the requester's.
@@ -79,6 +88,9 @@ class Api {
   ServeLimits limits_;
   JudgeLimits judge_limits_;
   std::filesystem::path web_dir_;
+  // Every registered route's pattern and the methods it answers ("GET, PUT"), filled by
+  // register_routes: a known path asked with another method answers 405 with Allow.
+  std::vector<std::pair<std::regex, std::string>> allowed_methods_;
   int gpus_;
   std::atomic<int> open_event_streams_{0};
   std::atomic<bool> ending_streams_{false};

@@ -189,19 +189,31 @@ std::optional<std::string> Store::problem() {
 Store::~Store() { sqlite3_close(db_); }
 
 // The schema's versions (PRAGMA user_version): 0, the first; 1 adds jobs.language (Python and Rust
-// submissions), every older job being CUDA C++. Each step runs once, in a transaction.
+// submissions), every older job being CUDA C++; 2 adds learners.leaderboard (opted in to the
+// leaderboards), every older learner being opted out. Each step runs once, in a transaction.
 void Store::migrate() {
   Statement version_query(db_, "PRAGMA user_version");
   version_query.step();
   const std::int64_t version = version_query.integer(0);
-  if (version >= 1) return;
+  if (version >= 2) return;
+  // Whether `table` already has `column` (a database made by this version's CREATE TABLE lacks it,
+  // but one half-migrated by hand might not).
+  auto has_column = [this](const char* table, const std::string& column) {
+    Statement columns(db_, fmt::format("PRAGMA table_info({})", table).c_str());
+    bool found = false;
+    while (columns.step()) found = found || columns.text(1) == column;
+    return found;
+  };
   execute("BEGIN IMMEDIATE");
   try {
-    bool has_language = false;
-    Statement columns(db_, "PRAGMA table_info(jobs)");
-    while (columns.step()) has_language = has_language || columns.text(1) == "language";
-    if (!has_language) execute("ALTER TABLE jobs ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda'");
-    execute("PRAGMA user_version = 1");
+    if (version < 1) {
+      if (!has_column("jobs", "language"))
+        execute("ALTER TABLE jobs ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda'");
+      execute("PRAGMA user_version = 1");
+    }
+    if (!has_column("learners", "leaderboard"))
+      execute("ALTER TABLE learners ADD COLUMN leaderboard INTEGER NOT NULL DEFAULT 0");
+    execute("PRAGMA user_version = 2");
     execute("COMMIT");
   } catch (...) {
     execute("ROLLBACK");
@@ -218,11 +230,16 @@ void Store::execute(const char* sql) {
   }
 }
 
-IssuedLearner Store::create_learner(const std::string& name) {
-  static const std::regex kName(R"([A-Za-z0-9_.-]{1,40})");
-  if (!std::regex_match(name, kName)) {
+IssuedLearner Store::create_learner(const std::string& requested) {
+  // Words of letters, digits, '_', '.' and '-', one space between words; spaces around are trimmed.
+  static const std::regex kName(R"([A-Za-z0-9_.-]+( [A-Za-z0-9_.-]+)*)");
+  const auto first = requested.find_first_not_of(' ');
+  const std::string name =
+      first == std::string::npos ? "" : requested.substr(first, requested.find_last_not_of(' ') - first + 1);
+  if (name.size() > 40 || !std::regex_match(name, kName)) {
     throw StoreError(StoreErrorCode::kInvalidName,
-                     "a learner name is 1 to 40 letters, digits, '_', '.' or '-'");
+                     "a learner name is 1 to 40 characters: letters, digits, '_', '.', '-', and single "
+                     "spaces between words");
   }
   std::lock_guard lock(mutex_);
   {
@@ -243,10 +260,23 @@ IssuedLearner Store::create_learner(const std::string& name) {
 std::optional<Learner> Store::find_learner_by_token(const std::string& token) {
   if (token.empty() || token.size() > 200) return std::nullopt;
   std::lock_guard lock(mutex_);
-  Statement query(db_, "SELECT id, name FROM learners WHERE token_sha256 = ?");
+  Statement query(db_, "SELECT id, name, leaderboard FROM learners WHERE token_sha256 = ?");
   query.bind(1, token_digest(token));
   if (!query.step()) return std::nullopt;
-  return Learner{query.integer(0), query.text(1)};
+  return Learner{query.integer(0), query.text(1), query.integer(2) != 0};
+}
+
+std::optional<Learner> Store::set_leaderboard(std::int64_t learner_id, bool leaderboard) {
+  std::lock_guard lock(mutex_);
+  {
+    Statement update(db_, "UPDATE learners SET leaderboard = ? WHERE id = ?");
+    update.bind(1, std::int64_t{leaderboard ? 1 : 0}).bind(2, learner_id);
+    update.step();
+  }
+  Statement query(db_, "SELECT id, name, leaderboard FROM learners WHERE id = ?");
+  query.bind(1, learner_id);
+  if (!query.step()) return std::nullopt;
+  return Learner{query.integer(0), query.text(1), query.integer(2) != 0};
 }
 
 std::int64_t Store::enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
@@ -404,25 +434,97 @@ std::optional<JobRecord> Store::job(std::int64_t job_id) {
   return read_job(query);
 }
 
-std::vector<JobRecord> Store::history(std::int64_t learner_id, const std::optional<std::string>& stage,
-                                      int limit) {
+// SQL for numbers in a job's stored report (NULL when the report is absent, not JSON, or lacks them).
+#define CUDOJO_REPORT_NUMBER(path) "(CASE WHEN json_valid(report) THEN json_extract(report, '" path "') END)"
+// The ratio the gate judged by: the baseline's when the stage has one, else the reference's.
+constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER(
+    "$.metrics.baseline_ratio") ", " CUDOJO_REPORT_NUMBER("$.metrics.time_ratio") ")";
+constexpr const char* kTimeRatio = CUDOJO_REPORT_NUMBER("$.metrics.time_ratio");
+constexpr const char* kBaselineRatio = CUDOJO_REPORT_NUMBER("$.metrics.baseline_ratio");
+constexpr const char* kMedianMs = CUDOJO_REPORT_NUMBER("$.metrics.time_ms.median");
+#undef CUDOJO_REPORT_NUMBER
+
+std::vector<JobSummary> Store::history(std::int64_t learner_id, const std::optional<std::string>& stage,
+                                       int limit, std::optional<std::int64_t> before) {
   std::lock_guard lock(mutex_);
-  std::vector<JobRecord> jobs;
-  if (stage) {
-    Statement query(
-        db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? AND stage = ? ORDER BY id DESC LIMIT ?",
-                         kJobColumns)
-                 .c_str());
-    query.bind(1, learner_id).bind(2, *stage).bind(3, std::int64_t{limit});
-    while (query.step()) jobs.push_back(read_job(query));
-  } else {
-    Statement query(
-        db_, fmt::format("SELECT {} FROM jobs WHERE learner_id = ? ORDER BY id DESC LIMIT ?", kJobColumns)
-                 .c_str());
-    query.bind(1, learner_id).bind(2, std::int64_t{limit});
-    while (query.step()) jobs.push_back(read_job(query));
+  // Absent filters bind values that match every row: one statement, one plan.
+  Statement query(db_,
+                  fmt::format("SELECT id, stage, language, state, verdict, {}, {}, created_at, finished_at"
+                              " FROM jobs WHERE learner_id = ? AND (? IS NULL OR stage = ?) AND id < ?"
+                              " ORDER BY id DESC LIMIT ?",
+                              kTimeRatio, kBaselineRatio)
+                      .c_str());
+  query.bind(1, learner_id);
+  if (stage) query.bind(2, *stage).bind(3, *stage);
+  query.bind(4, before.value_or(std::numeric_limits<std::int64_t>::max())).bind(5, std::int64_t{limit});
+  std::vector<JobSummary> jobs;
+  while (query.step()) {
+    JobSummary job;
+    job.id = query.integer(0);
+    job.stage = query.text(1);
+    job.language = query.text(2);
+    job.state = parse_state(query.text(3));
+    job.verdict = query.optional_text(4);
+    job.time_ratio = query.optional_real(5);
+    job.baseline_ratio = query.optional_real(6);
+    job.created_at = query.real(7);
+    job.finished_at = query.optional_real(8);
+    jobs.push_back(std::move(job));
   }
   return jobs;
+}
+
+std::vector<StageProgress> Store::progress(std::int64_t learner_id) {
+  std::lock_guard lock(mutex_);
+  // finished: the learner's done jobs with the numbers read once; best: each stage's accepted jobs,
+  // lowest gate ratio first (untimed ones last), of which the first is the stage's best.
+  Statement query(
+      db_, fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, {} AS ms FROM jobs"
+                       "  WHERE learner_id = ? AND state = 'done'),"
+                       " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
+                       "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
+                       "  FROM finished WHERE verdict = 'accepted')"
+                       " SELECT f.stage, COUNT(*), MAX(f.verdict = 'accepted'), b.ratio, b.ms, MAX(f.id)"
+                       " FROM finished AS f LEFT JOIN best AS b ON b.stage = f.stage AND b.place = 1"
+                       " GROUP BY f.stage ORDER BY f.stage",
+                       kGateRatio, kMedianMs)
+               .c_str());
+  query.bind(1, learner_id);
+  std::vector<StageProgress> stages;
+  while (query.step()) {
+    StageProgress stage;
+    stage.stage = query.text(0);
+    stage.attempts = query.integer(1);
+    stage.accepted = query.integer(2) != 0;
+    stage.best_time_ratio = query.optional_real(3);
+    stage.best_time_ms = query.optional_real(4);
+    stage.last_job = query.integer(5);
+    stages.push_back(std::move(stage));
+  }
+  return stages;
+}
+
+std::vector<LeaderboardEntry> Store::leaderboard(const std::string& stage, int limit) {
+  std::lock_guard lock(mutex_);
+  // accepted: timed accepted jobs of opted-in learners; ranked: each learner's jobs, best first.
+  Statement query(
+      db_, fmt::format(
+               "WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
+               "  {} AS ratio, {} AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
+               "  WHERE j.stage = ? AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard = 1),"
+               " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
+               "  AS place FROM accepted WHERE ratio IS NOT NULL)"
+               " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
+               " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
+               " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT ?",
+               kGateRatio, kMedianMs)
+               .c_str());
+  query.bind(1, stage).bind(2, std::int64_t{limit});
+  std::vector<LeaderboardEntry> entries;
+  while (query.step()) {
+    entries.push_back({query.text(0), query.real(1), query.optional_real(2), query.text(3), query.real(4)});
+  }
+  return entries;
 }
 
 }  // namespace cudojo

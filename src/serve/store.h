@@ -1,5 +1,7 @@
-// The server's durable state, in one SQLite file: learners (a name and the SHA-256 of the token the
-// server issued; tokens themselves are never stored) and jobs (source, state, progress, report).
+// The server's durable state, in one SQLite file: learners (a name, the SHA-256 of the token the
+// server issued, tokens themselves never being stored, and whether they opted in to leaderboards)
+// and jobs (source, state, progress, report). History, progress and leaderboards are queries over
+// jobs that read only the numbers they need out of the stored reports (SQLite's json_extract).
 //
 // Job states: queued -> running -> done. A job is written before the POST that created it
 // returns. At start-up, jobs left `running` by a server that stopped are put back to `queued`, so
@@ -29,7 +31,8 @@ namespace cudojo {
 // Why the Store refused or failed. Code decides on the code (the server's HTTP status, one
 // function in serve/api.cc); the message is for people and is never searched.
 enum class StoreErrorCode {
-  // A learner name outside 1 to 40 letters, digits, '_', '.' or '-': the caller's mistake.
+  // A learner name that is not 1 to 40 characters of letters, digits, '_', '.', '-' and single
+  // spaces between words (after trimming): the caller's mistake.
   kInvalidName,
   // Another learner has the name: the caller's request is well formed but conflicts.
   kNameTaken,
@@ -61,6 +64,7 @@ class StoreError : public std::runtime_error {
 struct Learner {
   std::int64_t id = 0;
   std::string name;
+  bool leaderboard = false;  // opted in to the stages' leaderboards (off until the learner says so)
 };
 
 struct IssuedLearner {
@@ -70,6 +74,40 @@ struct IssuedLearner {
 
 enum class JobState { kQueued, kRunning, kDone };
 std::string_view to_string(JobState state);
+
+// One line of a learner's history: what a list shows, without the source or the report (a report
+// can be over 100 KB). The ratios are read from the stored report's metrics; nullopt when absent.
+struct JobSummary {
+  std::int64_t id = 0;
+  std::string stage;
+  std::string language;
+  JobState state = JobState::kQueued;
+  std::optional<std::string> verdict;
+  std::optional<double> time_ratio;
+  std::optional<double> baseline_ratio;
+  double created_at = 0;
+  std::optional<double> finished_at;
+};
+
+// A learner's standing on one stage they have tried, from their finished jobs. `best_*` come from
+// their best accepted job (lowest gate ratio); nullopt when none was accepted or it was not timed.
+struct StageProgress {
+  std::string stage;
+  bool accepted = false;      // some finished job's verdict was "accepted"
+  std::int64_t attempts = 0;  // finished jobs on this stage
+  std::optional<double> best_time_ratio;
+  std::optional<double> best_time_ms;
+  std::int64_t last_job = 0;  // the newest finished job
+};
+
+// One learner's line on a stage's leaderboard: their best accepted job by the gate's ratio.
+struct LeaderboardEntry {
+  std::string name;
+  double time_ratio = 0;
+  std::optional<double> time_ms;
+  std::string language;
+  double at = 0;  // when that job finished, seconds since the epoch
+};
 
 struct JobRecord {
   std::int64_t id = 0;
@@ -99,8 +137,11 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   // Throws StoreError with kInvalidName when the name is malformed, kNameTaken when it is taken.
+  // Leading and trailing spaces are trimmed; the learner returned carries the stored name.
   IssuedLearner create_learner(const std::string& name);
   std::optional<Learner> find_learner_by_token(const std::string& token);
+  // Opts a learner in to or out of the leaderboards; the learner as stored after, nullopt if unknown.
+  std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard);
 
   // Throws StoreError with kQueueFull or kLearnerBusy when a limit is reached.
   // `language`: cuda, python or rust (checked by the caller).
@@ -124,8 +165,16 @@ class Store {
   int requeue_interrupted();
 
   std::optional<JobRecord> job(std::int64_t job_id);
-  // A learner's jobs, newest first; stage filter optional; at most `limit`.
-  std::vector<JobRecord> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit);
+  // A learner's jobs, newest first; stage filter optional; only ids below `before` when given (the
+  // paging cursor); at most `limit`.
+  std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
+                                  std::optional<std::int64_t> before = std::nullopt);
+  // The learner's standing on every stage they have a finished job on, ordered by stage id.
+  std::vector<StageProgress> progress(std::int64_t learner_id);
+  // The best accepted job of each opted-in learner on `stage`, by the ratio the gate used (the
+  // report's metrics.baseline_ratio when present, else metrics.time_ratio), ascending; at most
+  // `limit`. Jobs without either ratio are not ranked.
+  std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit);
 
   // Whether the database can still be trusted: its file is the one opened (not deleted or
   // replaced under the server) and answers a query. nullopt when healthy, else the reason.

@@ -16,9 +16,11 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "../e2e/run_cli.h"
 #include "compile/sandbox.h"
@@ -211,6 +213,11 @@ class Api : public ::testing::Test {
     ADD_FAILURE() << "job " << id << " did not finish";
     return {};
   }
+  // The learner's id, as GET /api/me gives it; 0 when it does not answer.
+  std::int64_t learner_id(const std::string& token) {
+    auto me = client().Get("/api/me", {{"Authorization", "Bearer " + token}});
+    return me && me->status == 200 ? json::parse(me->body)["id"].get<std::int64_t>() : 0;
+  }
   static std::string compile_error_source() {
     std::ifstream in(testing::submission("reduction-2/compile_error.cu"));
     return std::string((std::istreambuf_iterator<char>(in)), {});
@@ -284,13 +291,21 @@ TEST_F(Api, CompileErrorRoundTrip) {
   EXPECT_EQ(job["report"]["verdict"], "compile_error");  // the same JSON as `cudojo check --json`
   EXPECT_EQ(job["report"]["compile"]["diagnostics"][0]["line"], 6);
   EXPECT_GT(job["queued_to_verdict_ms"].get<double>(), 0.0);
+  EXPECT_EQ(job["source"], compile_error_source());  // the page opens and compares old submissions
+  EXPECT_EQ(job["language"], "cuda");
   // The progress stream ends with the result.
   auto events = client().Get(("/api/jobs/" + std::to_string(id) + "/events?token=" + token).c_str());
   ASSERT_EQ(events->status, 200);
   EXPECT_NE(events->body.find("event: result"), std::string::npos);
-  // History holds it.
+  // History holds it, as a summary: no report, no source.
   auto history = client().Get("/api/history?stage=reduction/3", {{"Authorization", "Bearer " + token}});
-  EXPECT_EQ(json::parse(history->body)["jobs"][0]["id"], id);
+  ASSERT_EQ(history->status, 200);
+  const json listed = json::parse(history->body);
+  EXPECT_EQ(listed["jobs"][0]["id"], id);
+  EXPECT_EQ(listed["jobs"][0]["verdict"], "compile_error");
+  EXPECT_FALSE(listed["jobs"][0].contains("report"));
+  EXPECT_FALSE(listed["jobs"][0].contains("source"));
+  EXPECT_EQ(listed["next_before"], nullptr);
 }
 
 TEST_F(Api, PythonAndRustJobsAreJudgedInTheirLanguage) {
@@ -410,8 +425,12 @@ TEST_F(Api, BadRequestsGetAClearError) {
   EXPECT_NE(json::parse(fortran->body)["error"].get<std::string>().find("cuda, python, rust"),
             std::string::npos);
   EXPECT_EQ(submit("not-a-token", {{"stage", "reduction/3"}, {"source", "x"}})->status, 401);
-  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
+  auto two_spaces = client().Post("/api/learners", "{\"name\": \"a  b\"}", "application/json");
+  EXPECT_EQ(two_spaces->status, 400);
+  EXPECT_NE(json::parse(two_spaces->body)["error"].get<std::string>().find("single spaces"),
+            std::string::npos);
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \" ada \"}", "application/json")->status, 409);
 }
 
 TEST_F(Api, ADatabaseFailureIsTheServersErrorNotTheRequests) {
@@ -421,7 +440,7 @@ TEST_F(Api, ADatabaseFailureIsTheServersErrorNotTheRequests) {
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"bob\"}", "application/json")->status, 503);
   // The checks that come before the database still answer for the request.
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
-  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a b\"}", "application/json")->status, 400);
+  EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"a  b\"}", "application/json")->status, 400);
 }
 
 TEST_F(Api, OversizeSourceAndOversizeRequestAreRefused) {
@@ -432,6 +451,9 @@ TEST_F(Api, OversizeSourceAndOversizeRequestAreRefused) {
   EXPECT_NE(json::parse(big_source->body)["error"].get<std::string>().find("limit"), std::string::npos);
   auto huge = submit(token, {{"stage", "reduction/3"}, {"source", std::string(300 * 1024, 'x')}});
   EXPECT_EQ(huge->status, 413);
+  const json refused = json::parse(huge->body, nullptr, false);
+  ASSERT_TRUE(refused.is_object()) << huge->body;
+  EXPECT_TRUE(refused["error"].is_string());
 }
 
 TEST_F(Api, FullQueueAnswers429WithRetryAfter) {
@@ -784,6 +806,267 @@ TEST_F(Api, ThePageIsServed) {
   ASSERT_EQ(page->status, 200);
   EXPECT_NE(page->body.find("cudojo"), std::string::npos);
   EXPECT_EQ(client().Get("/app.js")->status, 200);
+}
+
+// The signed-in learner: GET /api/me says who a token is (401 for a stale one), PUT /api/me opts in
+// to or out of the leaderboards.
+TEST_F(Api, MeNamesTheTokensLearnerAndTakesTheLeaderboardChoice) {
+  start();
+  auto created = client().Post("/api/learners", R"({"name": "  Ada Lovelace "})", "application/json");
+  ASSERT_EQ(created->status, 201) << created->body;
+  const json issued = json::parse(created->body);
+  EXPECT_EQ(issued["name"], "Ada Lovelace");
+  const httplib::Headers auth = {{"Authorization", "Bearer " + issued["token"].get<std::string>()}};
+  auto me = client().Get("/api/me", auth);
+  ASSERT_EQ(me->status, 200);
+  EXPECT_EQ(json::parse(me->body),
+            json({{"id", issued["id"]}, {"name", "Ada Lovelace"}, {"leaderboard", false}}));
+  auto stale = client().Get("/api/me", {{"Authorization", "Bearer 0123"}});
+  EXPECT_EQ(stale->status, 401);
+  EXPECT_TRUE(json::parse(stale->body)["error"].is_string());
+  EXPECT_EQ(client().Get("/api/me")->status, 401);
+
+  auto opted_in = client().Put("/api/me", auth, R"({"leaderboard": true})", "application/json");
+  ASSERT_EQ(opted_in->status, 200) << opted_in->body;
+  EXPECT_EQ(json::parse(opted_in->body)["leaderboard"], true);
+  EXPECT_EQ(json::parse(opted_in->body)["name"], "Ada Lovelace");
+  EXPECT_EQ(json::parse(client().Get("/api/me", auth)->body)["leaderboard"], true);
+  EXPECT_EQ(client().Put("/api/me", auth, R"({"leaderboard": "yes"})", "application/json")->status, 400);
+  EXPECT_EQ(client().Put("/api/me", auth, "[]", "application/json")->status, 400);
+  EXPECT_EQ(client().Put("/api/me", R"({"leaderboard": false})", "application/json")->status, 401);
+  auto opted_out = client().Put("/api/me", auth, R"({"leaderboard": false})", "application/json");
+  EXPECT_EQ(json::parse(opted_out->body)["leaderboard"], false);
+}
+
+// A report as the judge writes it, reduced to the metrics the summaries read.
+std::string report_with(double time_ratio, std::optional<double> baseline_ratio = std::nullopt,
+                        double median_ms = 0.5) {
+  json metrics = {{"time_ratio", time_ratio}, {"time_ms", {{"median", median_ms}, {"min", median_ms}}}};
+  if (baseline_ratio) metrics["baseline_ratio"] = *baseline_ratio;
+  return json{{"verdict", "accepted"}, {"metrics", metrics}, {"padding", std::string(4096, 'p')}}.dump();
+}
+
+TEST_F(Api, HistoryPagesNewestFirstWithSummariesOnly) {
+  start({"--workers", "0"});
+  const std::string token = sign_in("ada");
+  const httplib::Headers auth = {{"Authorization", "Bearer " + token}};
+  const auto ada = learner_id(token);
+  ASSERT_GT(ada, 0);
+  const fs::path database = data_ / "cudojo.sqlite3";
+  std::vector<std::int64_t> ids;
+  for (int i = 0; i < 24; ++i) {
+    ids.push_back(testing::insert_finished_job(database, ada, i % 2 ? "reduction/3" : "reduction/2",
+                                               "accepted", report_with(1.0 + i, 0.5)));
+    ASSERT_GT(ids.back(), 0);
+  }
+  // Another learner's jobs never show.
+  ASSERT_GT(testing::insert_finished_job(database, learner_id(sign_in("bob")), "reduction/3", "accepted",
+                                         report_with(1.0)),
+            0);
+
+  auto first = client().Get("/api/history", auth);
+  ASSERT_EQ(first->status, 200);
+  const json page = json::parse(first->body);
+  ASSERT_EQ(page["jobs"].size(), 20u);  // the default page
+  EXPECT_EQ(page["jobs"][0]["id"], ids[23]);
+  EXPECT_EQ(page["next_before"], page["jobs"][19]["id"]);
+  std::set<std::string> keys;
+  for (const auto& [key, value] : page["jobs"][0].items()) keys.insert(key);
+  EXPECT_EQ(keys, (std::set<std::string>{"id", "stage", "language", "state", "verdict", "time_ratio",
+                                         "baseline_ratio", "created_at", "finished_at"}));
+  EXPECT_EQ(page["jobs"][0]["time_ratio"], 24.0);
+  EXPECT_EQ(page["jobs"][0]["baseline_ratio"], 0.5);
+  EXPECT_EQ(page["jobs"][0]["state"], "done");
+  EXPECT_LT(first->body.size(), 20u * 400);  // summaries, not 4 KB reports
+
+  // Following the cursor walks the rest, then ends.
+  const std::string next =
+      "/api/history?limit=3&before=" + std::to_string(page["next_before"].get<std::int64_t>());
+  const json second = json::parse(client().Get(next.c_str(), auth)->body);
+  ASSERT_EQ(second["jobs"].size(), 3u);
+  EXPECT_EQ(second["jobs"][0]["id"], ids[3]);
+  EXPECT_EQ(second["next_before"], ids[1]);
+  const std::string last = "/api/history?limit=3&before=" + std::to_string(ids[1]);
+  const json third = json::parse(client().Get(last.c_str(), auth)->body);
+  ASSERT_EQ(third["jobs"].size(), 1u);
+  EXPECT_EQ(third["jobs"][0]["id"], ids[0]);
+  EXPECT_EQ(third["next_before"], nullptr);
+
+  // The stage filter takes aliases; the cursor works with it.
+  const json staged =
+      json::parse(client().Get("/api/history?stage=reduction/block-tree&limit=2", auth)->body);
+  ASSERT_EQ(staged["jobs"].size(), 2u);
+  EXPECT_EQ(staged["jobs"][1]["id"], ids[21]);
+  EXPECT_EQ(staged["next_before"], ids[21]);
+  EXPECT_EQ(json::parse(client().Get("/api/history?limit=1000", auth)->body)["jobs"].size(),
+            24u);  // capped at 100
+  for (const char* bad : {"/api/history?limit=0", "/api/history?limit=x", "/api/history?before=-3",
+                          "/api/history?stage=reduction/99"}) {
+    auto refused = client().Get(bad, auth);
+    EXPECT_EQ(refused->status, 400) << bad;
+    EXPECT_TRUE(json::parse(refused->body)["error"].is_string()) << bad;
+  }
+  EXPECT_EQ(client().Get("/api/history")->status, 401);
+}
+
+TEST_F(Api, ProgressIsAttemptedAfterACompileErrorAndAcceptedAfterAnAcceptedJob) {
+  start();
+  const std::string token = sign_in("ada");
+  const httplib::Headers auth = {{"Authorization", "Bearer " + token}};
+  EXPECT_EQ(json::parse(client().Get("/api/progress", auth)->body), json({{"stages", json::object()}}));
+  auto response = submit(token, {{"stage", "reduction/block-tree"}, {"source", compile_error_source()}});
+  ASSERT_EQ(response->status, 202) << response->body;
+  const auto id = json::parse(response->body)["id"].get<std::int64_t>();
+  wait_done(token, id);
+  auto progress = client().Get("/api/progress", auth);
+  ASSERT_EQ(progress->status, 200);
+  json stages = json::parse(progress->body)["stages"];
+  ASSERT_EQ(stages.size(), 1u) << stages;
+  EXPECT_EQ(stages["reduction/3"], json({{"status", "attempted"},
+                                         {"attempts", 1},
+                                         {"best_time_ratio", nullptr},
+                                         {"best_time_ms", nullptr},
+                                         {"last_job", id}}));
+
+  // An accepted job (written as a GPU judge would have) makes the stage accepted, with its numbers.
+  const auto accepted =
+      testing::insert_finished_job(data_ / "cudojo.sqlite3", learner_id(token), "reduction/3", "accepted",
+                                   report_with(1.25, std::nullopt, 0.04));
+  ASSERT_GT(accepted, 0);
+  stages = json::parse(client().Get("/api/progress", auth)->body)["stages"];
+  EXPECT_EQ(stages["reduction/3"]["status"], "accepted");
+  EXPECT_EQ(stages["reduction/3"]["attempts"], 2);
+  EXPECT_EQ(stages["reduction/3"]["best_time_ratio"], 1.25);
+  EXPECT_EQ(stages["reduction/3"]["best_time_ms"], 0.04);
+  EXPECT_EQ(stages["reduction/3"]["last_job"], accepted);
+  EXPECT_EQ(client().Get("/api/progress")->status, 401);
+  EXPECT_EQ(client().Get("/api/progress", {{"Authorization", "Bearer nope"}})->status, 401);
+}
+
+TEST_F(Api, TheLeaderboardRanksOptedInLearnersByTheGatesRatio) {
+  start({"--workers", "0"});
+  const std::string ada = sign_in("ada"), bob = sign_in("bob b"), cyd = sign_in("cyd");
+  const fs::path database = data_ / "cudojo.sqlite3";
+  for (const auto& token : {ada, bob}) {
+    ASSERT_EQ(client()
+                  .Put("/api/me", {{"Authorization", "Bearer " + token}}, R"({"leaderboard": true})",
+                       "application/json")
+                  ->status,
+              200);
+  }
+  const auto ada_id = learner_id(ada), bob_id = learner_id(bob), cyd_id = learner_id(cyd);
+  // ada's gate ratio is the baseline's (0.9), bob's the reference's (0.8, his better of two);
+  // cyd is fastest but has not opted in; a wrong answer never ranks.
+  ASSERT_GT(testing::insert_finished_job(database, ada_id, "reduction/3", "accepted",
+                                         report_with(0.3, 0.9, 0.02), "rust"),
+            0);
+  ASSERT_GT(testing::insert_finished_job(database, bob_id, "reduction/3", "accepted", report_with(1.1)), 0);
+  ASSERT_GT(testing::insert_finished_job(database, bob_id, "reduction/3", "accepted",
+                                         report_with(0.8, std::nullopt, 0.03)),
+            0);
+  ASSERT_GT(testing::insert_finished_job(database, bob_id, "reduction/3", "wrong_answer", report_with(0.1)),
+            0);
+  ASSERT_GT(testing::insert_finished_job(database, cyd_id, "reduction/3", "accepted", report_with(0.1)), 0);
+  ASSERT_GT(testing::insert_finished_job(database, ada_id, "reduction/2", "accepted", report_with(0.05)), 0);
+
+  auto response = client().Get("/api/stages/reduction/block-tree/leaderboard");
+  ASSERT_EQ(response->status, 200) << response->body;
+  const json board = json::parse(response->body);
+  EXPECT_EQ(board["stage"], "reduction/3");
+  ASSERT_EQ(board["entries"].size(), 2u) << board;
+  const json& first = board["entries"][0];
+  EXPECT_EQ(first["rank"], 1);
+  EXPECT_EQ(first["name"], "bob b");
+  EXPECT_EQ(first["time_ratio"], 0.8);
+  EXPECT_EQ(first["time_ms"], 0.03);
+  EXPECT_EQ(first["language"], "cuda");
+  EXPECT_TRUE(first["at"].is_number_integer());
+  EXPECT_GT(first["at"].get<std::int64_t>(), 1'700'000'000);
+  EXPECT_EQ(board["entries"][1]["rank"], 2);
+  EXPECT_EQ(board["entries"][1]["name"], "ada");
+  EXPECT_EQ(board["entries"][1]["time_ratio"], 0.9);
+  EXPECT_EQ(board["entries"][1]["language"], "rust");
+  // The id works as well as the alias; the stage itself is still described at its own route.
+  EXPECT_EQ(json::parse(client().Get("/api/stages/reduction/3/leaderboard")->body), board);
+  EXPECT_EQ(json::parse(client().Get("/api/stages/reduction/3")->body)["id"], "reduction/3");
+  EXPECT_EQ(json::parse(client().Get("/api/stages/reduction/1/leaderboard")->body)["entries"], json::array());
+  auto unknown = client().Get("/api/stages/reduction/99/leaderboard");
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_NE(json::parse(unknown->body)["error"].get<std::string>().find("reduction/99"), std::string::npos);
+}
+
+TEST_F(Api, AKnownPathAskedWithTheWrongMethodAnswers405) {
+  start();
+  auto put_jobs = client().Put("/api/jobs", "{}", "application/json");
+  ASSERT_EQ(put_jobs->status, 405);
+  EXPECT_EQ(put_jobs->get_header_value("Allow"), "POST");
+  EXPECT_TRUE(json::parse(put_jobs->body)["error"].is_string());
+  auto delete_me = client().Delete("/api/me");
+  EXPECT_EQ(delete_me->status, 405);
+  EXPECT_EQ(delete_me->get_header_value("Allow"), "GET, PUT");
+  auto post_health = client().Post("/api/health", "{}", "application/json");
+  EXPECT_EQ(post_health->status, 405);
+  EXPECT_EQ(post_health->get_header_value("Allow"), "GET");
+  EXPECT_EQ(client().Delete("/api/stages/reduction/3/leaderboard")->status, 405);
+  EXPECT_EQ(client().Post("/api/jobs/1", "{}", "application/json")->status, 405);
+  EXPECT_EQ(client().Post("/index.html", "{}", "application/json")->status, 405);
+  // Unknown paths are still 404, as JSON.
+  auto unknown = client().Get("/api/nothing-here");
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_TRUE(json::parse(unknown->body)["error"].is_string());
+  EXPECT_EQ(client().Put("/api/nothing-here", "{}", "application/json")->status, 404);
+  // Methods a path does answer still reach it.
+  EXPECT_EQ(client().Get("/api/health")->status, 200);
+  EXPECT_EQ(client().Put("/api/me", R"({"leaderboard": true})", "application/json")->status, 401);
+}
+
+TEST_F(Api, ThePagesOtherFilesAndVendorFoldersAreServed) {
+  // A web folder of its own, so the test does not depend on what web/ holds today.
+  const fs::path web = data_ / "web";
+  fs::create_directories(web / "diagrams");
+  fs::create_directories(web / "node_modules" / "katex" / "dist" / "fonts");
+  fs::create_directories(web / "node_modules" / "diff" / "dist");
+  std::ofstream(web / "index.html") << "<!doctype html><title>cudojo</title>";
+  std::ofstream(web / "favicon.svg") << "<svg xmlns='http://www.w3.org/2000/svg'/>";
+  std::ofstream(web / "lesson.js") << "export const lesson = 1;";
+  std::ofstream(web / "lesson.css") << ".lesson {}";
+  std::ofstream(web / "diagrams" / "tree-1.svg") << "<svg id='tree'/>";
+  std::ofstream(web / "node_modules" / "katex" / "dist" / "katex.min.css") << ".katex {}";
+  std::ofstream(web / "node_modules" / "katex" / "dist" / "fonts" / "KaTeX_Main-Regular.woff2") << "font";
+  std::ofstream(web / "node_modules" / "diff" / "dist" / "diff.min.js") << "var Diff;";
+  start({"--workers", "1", "--web-dir", web.string()});
+  for (const char* path : {"/favicon.ico", "/favicon.svg"}) {
+    auto icon = client().Get(path);
+    ASSERT_EQ(icon->status, 200) << path;
+    EXPECT_EQ(icon->get_header_value("Content-Type"), "image/svg+xml") << path;
+    EXPECT_NE(icon->body.find("<svg"), std::string::npos) << path;
+  }
+  auto lesson = client().Get("/lesson.js");
+  ASSERT_EQ(lesson->status, 200);
+  EXPECT_EQ(lesson->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(client().Get("/lesson.css")->get_header_value("Content-Type"), "text/css; charset=utf-8");
+  auto diagram = client().Get("/diagrams/tree-1.svg");
+  ASSERT_EQ(diagram->status, 200);
+  EXPECT_EQ(diagram->body, "<svg id='tree'/>");
+  EXPECT_EQ(diagram->get_header_value("Content-Type"), "image/svg+xml");
+  // Missing files and names that could leave the folder are JSON 404s, and the server goes on.
+  for (const char* missing : {"/diagrams/none.svg", "/diagrams/../favicon.svg", "/diagrams/.hidden.svg",
+                              "/diagrams/x.txt", "/app.js", "/vendor/highlight/highlight.min.js"}) {
+    auto response = client().Get(missing);
+    EXPECT_EQ(response->status, 404) << missing;
+    EXPECT_TRUE(json::parse(response->body, nullptr, false).is_object()) << missing << ": " << response->body;
+  }
+  EXPECT_EQ(client().Get("/api/health")->status, 200);
+  // The npm folders that are there are served read-only; the page's policy lets their fonts load.
+  auto katex = client().Get("/vendor/katex/katex.min.css");
+  ASSERT_EQ(katex->status, 200);
+  EXPECT_EQ(katex->body, ".katex {}");
+  EXPECT_EQ(client().Get("/vendor/katex/fonts/KaTeX_Main-Regular.woff2")->status, 200);
+  EXPECT_EQ(client().Get("/vendor/diff/diff.min.js")->status, 200);
+  const std::string policy = katex->get_header_value("Content-Security-Policy");
+  EXPECT_NE(policy.find("font-src 'self'"), std::string::npos) << policy;
+  EXPECT_NE(policy.find("style-src 'self' 'unsafe-inline'"), std::string::npos) << policy;
+  EXPECT_EQ(client().Put("/vendor/katex/katex.min.css", "x", "text/css")->status, 404);
 }
 
 }  // namespace
