@@ -3,7 +3,7 @@
 // lesson, rendered server-side by cmark-gfm in safe mode.
 "use strict";
 
-const state = { stages: [], stage: null, language: "cuda", jobId: null, events: null, marks: [], textMarks: [] };
+const state = { stages: [], stage: null, me: null, progress: null, language: "cuda", jobId: null, events: null, marks: [], textMarks: [] };
 const $ = (selector) => document.querySelector(selector);
 
 function el(tag, attributes = {}, ...children) {
@@ -24,43 +24,169 @@ function el(tag, attributes = {}, ...children) {
 
 const token = () => localStorage.getItem("cudojo.token");
 
+// Every call goes through here. A failure throws an Error carrying the HTTP status (`status`), so
+// callers can tell a refused token (401) from a route this server does not have yet (404).
+// `options.token` replaces the stored token for one call (signing in with a token).
 async function api(path, options = {}) {
+  const { token: override, ...rest } = options;
   const headers = { "Content-Type": "application/json" };
-  if (token()) headers.Authorization = `Bearer ${token()}`;
-  const response = await fetch(path, { ...options, headers });
+  const bearer = override ?? token();
+  if (bearer) headers.Authorization = `Bearer ${bearer}`;
+  const response = await fetch(path, { ...rest, headers });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
     const retry = response.headers.get("Retry-After");
-    throw new Error((body.error || `HTTP ${response.status}`) + (retry ? ` (retry in ${retry} s)` : ""));
+    const error = new Error((body.error || `HTTP ${response.status}`) + (retry ? ` (retry in ${retry} s)` : ""));
+    error.status = response.status;
+    throw error;
   }
   return body;
 }
 
-// ---- Sign-in ---------------------------------------------------------------------------------
+// ---- Account ---------------------------------------------------------------------------------
+
+// localStorage: cudojo.token (the bearer token), cudojo.name, cudojo.drafts-owner (the learner id
+// whose drafts the cudojo.draft.* keys are). Sign-up shows the token once; "Sign in with a token"
+// checks it with GET /api/me; a token the server no longer knows (401 on load) signs out.
+const ACCOUNT_KEYS = ["cudojo.token", "cudojo.name", "cudojo.drafts-owner"];
+
+function accountMessage(text, kind = "bad") {
+  const box = $("#account-message");
+  box.textContent = text || "";
+  box.className = `message ${kind}`;
+  box.hidden = !text;
+}
 
 function showLearner() {
   const name = localStorage.getItem("cudojo.name");
-  $("#who").textContent = name ? `signed in as ${name}` : "";
-  $("#learner-name").hidden = Boolean(name);
-  $("#signin-button").hidden = Boolean(name);
+  const signedIn = Boolean(token());
+  $("#who").textContent = signedIn ? `signed in as ${name || "(unnamed)"}` : "";
+  $("#signed-in").hidden = !signedIn;
+  $("#signed-out").hidden = signedIn;
+  $("#leaderboard-optin").disabled = !signedIn;
+}
+
+function remember(learner, bearer) {
+  localStorage.setItem("cudojo.token", bearer);
+  localStorage.setItem("cudojo.name", learner.name || "");
+  if (learner.id !== undefined) localStorage.setItem("cudojo.drafts-owner", String(learner.id));
+  state.me = learner;
 }
 
 async function signIn(name) {
-  const learner = await api("/api/learners", { method: "POST", body: JSON.stringify({ name }) });
-  localStorage.setItem("cudojo.token", learner.token);
-  localStorage.setItem("cudojo.name", learner.name);
+  if (!name) throw new Error("Type a display name first.");
+  const learner = await api("/api/learners", { method: "POST", body: JSON.stringify({ name }), token: "" });
+  remember(learner, learner.token);
   showLearner();
+  accountMessage("");
+  $("#token-value").value = learner.token;
+  $("#token-reveal").hidden = false;
+  afterAccountChange();
+}
+
+async function signInWithToken(bearer) {
+  if (!bearer) throw new Error("Paste your token first.");
+  let learner;
+  try {
+    learner = await api("/api/me", { token: bearer });
+  } catch (error) {
+    if (error.status === 401) throw new Error("That token is not known here; check it, or sign up with a name.");
+    if (error.status === 404) throw new Error("This server cannot check tokens (no /api/me).");
+    throw error;
+  }
+  remember(learner, bearer);
+  showLearner();
+  accountMessage("");
+  afterAccountChange();
+}
+
+function signOut(message = "") {
+  for (const key of ACCOUNT_KEYS) localStorage.removeItem(key);
+  state.me = null;
+  state.progress = null;
+  $("#token-reveal").hidden = true;
+  $("#token-value").value = "";
+  showLearner();
+  accountMessage(message, message ? "bad" : "ok");
+  afterAccountChange();
+}
+
+// On load: is the stored token still known? 401 signs out with a message; a server without
+// /api/me (404) or one that cannot be reached keeps the stored name.
+async function checkStoredToken() {
+  if (!token()) return;
+  try {
+    state.me = await api("/api/me");
+    localStorage.setItem("cudojo.name", state.me.name || "");
+    if (state.me.id !== undefined) localStorage.setItem("cudojo.drafts-owner", String(state.me.id));
+    showLearner();
+  } catch (error) {
+    if (error.status === 401) {
+      signOut("Your saved sign-in is no longer known to this server, so you are signed out. " +
+              "Sign in with your token again, or sign up with a name.");
+    }
+  }
+}
+
+function afterAccountChange() {
+  $("#leaderboard-optin").checked = Boolean(state.me && state.me.leaderboard);
+  loadProgress();
+  if (state.stage) { loadHistory(); loadLeaderboard(); }
 }
 
 $("#signin").addEventListener("submit", async (event) => {
   event.preventDefault();
   try {
     await signIn($("#learner-name").value.trim());
-    if (state.stage) loadHistory();
   } catch (error) {
-    $("#who").textContent = error.message;
+    accountMessage(`Sign-up failed: ${error.message}`);
   }
 });
+
+$("#token-signin").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  try {
+    await signInWithToken($("#token-input").value.trim());
+    $("#token-input").value = "";
+  } catch (error) {
+    accountMessage(`Sign-in failed: ${error.message}`);
+  }
+});
+
+$("#signout").addEventListener("click", () => signOut());
+
+$("#token-copy").addEventListener("click", async () => {
+  const value = $("#token-value").value;
+  try {
+    await navigator.clipboard.writeText(value);
+  } catch {
+    $("#token-value").select();
+    document.execCommand("copy");
+  }
+  $("#token-copy").textContent = "Copied";
+});
+
+$("#token-done").addEventListener("click", () => {
+  $("#token-reveal").hidden = true;
+  $("#token-value").value = "";
+  $("#token-copy").textContent = "Copy";
+  $("#run").focus();
+});
+
+// ---- Dialog ----------------------------------------------------------------------------------
+
+// Asks a yes/no question in the page's <dialog>; resolves true for `okLabel`, false for Cancel or Escape.
+function confirmDialog(text, okLabel) {
+  const dialog = $("#confirm-dialog");
+  $("#confirm-text").textContent = text;
+  $("#confirm-ok").textContent = okLabel;
+  return new Promise((resolve) => {
+    dialog.addEventListener("close", () => resolve(dialog.returnValue === "ok"), { once: true });
+    dialog.returnValue = "cancel";
+    dialog.showModal();
+    $("#confirm-cancel").focus();
+  });
+}
 
 // ---- Languages -------------------------------------------------------------------------------
 
@@ -135,6 +261,9 @@ const editor = CodeMirror(document.getElementById("editor"), {
   lineNumbers: true,
   indentUnit: 4,
   matchBrackets: true,
+  lineWrapping: true,  // long comment lines wrap instead of scrolling sideways
+  screenReaderLabel: "Kernel source",
+  extraKeys: { "Ctrl-Enter": () => run(), "Cmd-Enter": () => run() },
 });
 window.cudojoEditor = editor;  // for the browser test and for curious learners
 editor.on("change", () => {
@@ -210,8 +339,42 @@ function renderStageNav(groups) {
       el("ol", { class: "track-stages", "aria-labelledby": headingId },
          ...stages.map((stage) => el("li", {},
            el("button", { type: "button", "data-stage": stage.id, onclick: () => selectStage(stage.id) },
-              el("span", { class: "id" }, stage.id), stage.title)))));
+              el("span", { class: "id" }, stage.id), stage.title, el("span", { class: "progress-mark" }))))));
   }));
+  renderProgress();
+}
+
+// ---- Progress --------------------------------------------------------------------------------
+
+// Each stage button says in words (not colour alone) whether the learner has an accepted run, only
+// attempts, or none, and the best time ratio. Unknown progress (signed out, an older server) shows nothing.
+async function loadProgress() {
+  if (!token()) {
+    state.progress = null;
+  } else {
+    const answer = await api("/api/progress").catch(() => null);
+    state.progress = answer && answer.stages ? answer.stages : null;
+  }
+  renderProgress();
+}
+
+function renderProgress() {
+  for (const button of document.querySelectorAll("nav button[data-stage]")) {
+    const mark = button.querySelector(".progress-mark");
+    if (!mark) continue;
+    if (!state.progress) {
+      mark.replaceChildren();
+      delete button.dataset.progress;
+      continue;
+    }
+    const entry = state.progress[button.dataset.stage];
+    const status = entry ? entry.status : "new";
+    button.dataset.progress = status;
+    const words = { accepted: "✓ accepted", attempted: "… attempted", new: "new" }[status] || status;
+    const best = entry && entry.best_time_ratio ? `best ${entry.best_time_ratio.toFixed(2)} × reference` : "";
+    mark.replaceChildren(el("span", { class: `badge progress-${status}` }, words),
+                         ...(best ? [el("span", { class: "best" }, best)] : []));
+  }
 }
 
 async function loadStages() {
@@ -237,18 +400,43 @@ async function selectStage(id) {
   }
   const lesson = $("#lesson");
   lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
+  // lesson.js (math, code highlighting, diagrams); a page without it shows the plain lesson.
+  try { if (window.cudojoLesson) window.cudojoLesson.enhance(lesson); } catch (error) { console.error(error); }
   $("#workbench").hidden = false;
+  editor.refresh();  // the editor was created hidden: its gutter is measured now
   migrateDraft(stage.id);
   renderLanguageSwitch(stage);
   showLanguage(defaultLanguage(stage));
-  $("#tab-result").replaceChildren(el("p", { class: "muted" }, "Run your kernel to see the verdict here."));
-  $("#tab-metrics").replaceChildren(el("p", { class: "muted" }, "No timing yet."));
+  $("#diff-view").hidden = true;
   $("#status").textContent = "";
+  const last = lastResult(stage.id);
+  if (last) {
+    showReport(last, { restored: true });
+  } else {
+    $("#tab-result").replaceChildren(el("p", { class: "muted" }, "Run your kernel to see the verdict here."));
+    $("#tab-metrics").replaceChildren(el("p", { class: "muted" }, "No timing yet."));
+  }
   loadHistory();
+  loadLeaderboard();
 }
 
-$("#reset").addEventListener("click", () => {
-  if (state.stage) editor.setValue(currentLanguage().starter || "");
+// The last result of each stage, kept across reloads: cudojo.result.STAGE holds its report.
+const resultKey = (stageId) => `cudojo.result.${stageId}`;
+function keepResult(report) {
+  if (!report || !report.stage) return;
+  try { localStorage.setItem(resultKey(report.stage), JSON.stringify(report)); } catch { /* full: not kept */ }
+}
+function lastResult(stageId) {
+  try { return JSON.parse(localStorage.getItem(resultKey(stageId)) || "null"); } catch { return null; }
+}
+
+$("#reset").addEventListener("click", async () => {
+  if (!state.stage) return;
+  const starter = currentLanguage().starter || "";
+  if (editor.getValue() === starter) return;
+  if (await confirmDialog(`Replace your ${languageName(state.language)} draft with the starter? Your draft is lost.`, "Reset")) {
+    editor.setValue(starter);
+  }
 });
 
 // ---- Tabs ------------------------------------------------------------------------------------
@@ -258,6 +446,7 @@ function showTab(name) {
     button.setAttribute("aria-selected", String(button.dataset.tab === name));
   }
   for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== `tab-${name}`;
+  if (name === "leaderboard") loadLeaderboard();
 }
 for (const button of document.querySelectorAll(".tabs button")) {
   button.addEventListener("click", () => showTab(button.dataset.tab));
@@ -283,15 +472,15 @@ function describeProgress(job) {
 }
 
 async function run() {
-  if (!state.stage) return;
+  if (!state.stage || $("#run").disabled) return;
   if (!token()) {
     const name = $("#learner-name").value.trim();
     if (!name) {
-      $("#status").textContent = "Type a name and sign in first.";
+      $("#status").textContent = "Type a display name and sign up (or sign in with a token) first.";
       $("#learner-name").focus();
       return;
     }
-    try { await signIn(name); } catch (error) { $("#status").textContent = error.message; return; }
+    try { await signIn(name); } catch (error) { accountMessage(`Sign-up failed: ${error.message}`); return; }
   }
   $("#run").disabled = true;
   $("#status").textContent = "submitting...";
@@ -309,6 +498,14 @@ async function run() {
   }
 }
 $("#run").addEventListener("click", run);
+// Ctrl+Enter (Cmd+Enter on a Mac) runs from anywhere on the page; inside the editor its keymap does.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Enter" || !(event.ctrlKey || event.metaKey)) return;
+  if (event.target.closest && event.target.closest(".CodeMirror")) return;
+  if ($("#confirm-dialog").open) return;
+  event.preventDefault();
+  run();
+});
 
 function follow(id) {
   if (state.events) state.events.close();
@@ -322,8 +519,9 @@ function follow(id) {
     const job = JSON.parse(event.data);
     $("#run").disabled = false;
     $("#status").textContent = `done in ${(job.queued_to_verdict_ms / 1000).toFixed(2)} s (queued to verdict)`;
-    showReport(job.report);
+    showReport({ language: job.language, ...job.report }, { keep: true });
     loadHistory();
+    loadProgress();
   });
   events.onerror = () => {
     // The stream ended early (server restart, network): fall back to asking once a second.
@@ -333,8 +531,9 @@ function follow(id) {
       if (job && job.state === "done") {
         $("#run").disabled = false;
         $("#status").textContent = "done";
-        showReport(job.report);
+        showReport({ language: job.language, ...job.report }, { keep: true });
         loadHistory();
+        loadProgress();
       } else {
         if (job) $("#status").textContent = describeProgress(job);
         setTimeout(poll, 1000);
@@ -419,13 +618,37 @@ function renderDiagnostics(report, compile, mark) {
   return list;
 }
 
+// The verdicts in words (docs/verdicts.md); the code stays beside them.
+const VERDICT_WORDS = {
+  accepted: "Accepted", too_slow: "Too slow", wrong_answer: "Wrong answer", compile_error: "Compile error",
+  runtime_error: "Runtime error", time_limit_exceeded: "Time limit exceeded", no_device: "No GPU available",
+  internal_error: "Judge error",
+};
+function verdictBadge(verdict) {
+  const words = VERDICT_WORDS[verdict];
+  return el("span", { class: `verdict ${verdict}`, "data-verdict": verdict }, words ? `${words} (${verdict})` : verdict);
+}
+
+function nextStage() {
+  const index = state.stages.findIndex((stage) => stage.id === state.stage.id);
+  return index >= 0 && index + 1 < state.stages.length ? state.stages[index + 1] : null;
+}
+
+// A time from the API: seconds since 1970 (created_at), or an ISO 8601 string.
+function toDate(value) {
+  return new Date(typeof value === "number" ? value * 1000 : value);
+}
+
 function formatNumber(value) {
   if (value === null || value === undefined) return "";
   if (typeof value === "string") return value;
   return Number.isInteger(value) ? String(value) : value.toPrecision(9);
 }
 
-function showReport(report) {
+// keep: store it as the stage's last result; restored: it came from storage, and the editor may
+// hold other text now, so no lines are marked.
+function showReport(report, { keep = false, restored = false } = {}) {
+  if (keep) keepResult(report);
   clearMarks();
   const box = $("#tab-result");
   if (!report) {
@@ -435,10 +658,15 @@ function showReport(report) {
   const language = report.language || "cuda";
   // Lines are marked only in the text the report is about: same stage, same language.
   const here = (!report.stage || !state.stage || report.stage === state.stage.id) && language === state.language;
-  const mark = (line, kind, column) => { if (here) markLine(line, kind, column); };
-  const parts = [el("p", {}, el("span", { class: `verdict ${report.verdict}` }, report.verdict), " ", report.message || ""),
+  const mark = (line, kind, column) => { if (here && !restored) markLine(line, kind, column); };
+  const parts = [el("p", {}, verdictBadge(report.verdict), " ", report.message || ""),
                  el("p", { class: "judged-language", "data-language": language },
                     "Language: ", languageBadge(language), " ", languageName(language))];
+  const next = report.verdict === "accepted" && here && state.stage ? nextStage() : null;
+  if (next) {
+    parts.push(el("p", {}, el("a", { class: "next-stage", href: `#${next.id}`,
+      onclick: (event) => { event.preventDefault(); selectStage(next.id); } }, `Next stage: ${next.id} ${next.title || ""} →`)));
+  }
   if (report.error_name) parts.push(el("p", {}, "CUDA error: ", el("code", {}, report.error_name)));
   const compile = report.compile || {};
   if (compile.diagnostics && compile.diagnostics.length) {
@@ -460,11 +688,11 @@ function showReport(report) {
     parts.push(el("h3", {}, `Tests: ${passed} of ${report.tests.length} passed`));
     const rows = [...report.tests].sort((a, b) => Number(a.ok) - Number(b.ok));
     parts.push(el("table", {},
-      el("tr", {}, el("th", {}, ""), el("th", {}, "case"), el("th", {}, "expected"), el("th", {}, "got"), el("th", {}, "rule")),
+      el("tr", {}, el("th", {}, ""), el("th", {}, "case"), el("th", {}, "expected"), el("th", {}, "got"), el("th", {}, "tolerance / bound")),
       ...rows.map((test) => el("tr", {},
         el("td", { class: test.ok ? "ok" : "fail" }, test.ok ? "✓" : "✗"), el("td", {}, test.name),
         el("td", { class: "num" }, formatNumber(test.expected)), el("td", { class: "num" }, formatNumber(test.got)),
-        el("td", { class: "muted" }, test.detail || "")))));
+        el("td", { class: "detail" }, test.detail || "")))));
   }
   if (report.output && report.output.captured) {
     parts.push(el("h3", {}, `Output (device printf${report.output.truncated ? ", truncated" : ""})`),
@@ -480,8 +708,12 @@ async function previousStageFigures() {
   if (index <= 0 || !token()) return null;
   const previous = state.stages[index - 1];
   const history = await api(`/api/history?stage=${encodeURIComponent(previous.id)}`).catch(() => null);
-  const timed = history && history.jobs.find((job) => job.report && job.report.metrics && job.report.metrics.time_ms);
-  return timed ? { stage: previous.id, metrics: timed.report.metrics, verdict: timed.verdict } : null;
+  if (!history || !history.jobs) return null;
+  // An older server sends whole reports; the newer one summaries (time_ratio), the report on request.
+  const timed = history.jobs.find((job) => (job.report && job.report.metrics && job.report.metrics.time_ms) || job.time_ratio);
+  if (!timed) return null;
+  const report = timed.report || (await api(`/api/jobs/${timed.id}`).catch(() => ({}))).report;
+  return report && report.metrics && report.metrics.time_ms ? { stage: previous.id, metrics: report.metrics, verdict: timed.verdict } : null;
 }
 
 // "43.5 % (reference 44.5 %)", or why there is no figure.
@@ -492,10 +724,13 @@ function percentPair(value, reference, note) {
 }
 
 async function showMetrics(report) {
+  state.shownReport = report;
   const m = report.metrics || {};
   const box = $("#tab-metrics");
   if (!m.time_ms) {
-    box.replaceChildren(el("p", { class: "muted" }, m.note || "Not timed."));
+    const why = m.note || (report.verdict === "compile_error" ? "the source did not compile."
+      : report.verdict && report.verdict !== "accepted" && report.verdict !== "too_slow" ? "the kernel did not pass the tests." : "no reason was given.");
+    box.replaceChildren(el("p", { class: "metrics-note" }, el("strong", {}, "Nothing was timed: "), why));
     return;
   }
   const ms = (stats) => (stats ? `${stats.median.toFixed(4)} ms (min ${stats.min.toFixed(4)}, max ${stats.max.toFixed(4)}, ${stats.samples} samples)` : "");
@@ -524,44 +759,148 @@ async function showMetrics(report) {
   }
   const previous = await previousStageFigures();
   if (previous) rows.push([`your last ${previous.stage}`, `${ms(previous.metrics.time_ms)} (${previous.verdict})`]);
+  if (report !== state.shownReport) return;  // a newer report came while we asked
   box.replaceChildren(el("table", {}, ...rows.map(([key, value]) => el("tr", {}, el("th", {}, key), el("td", {}, value)))),
-    report.gate ? el("p", {}, el("strong", {}, "Gate: "), report.gate.rule, " — ", report.gate.passed ? "passed" : "not passed") : null);
+    ...(report.gate ? [el("p", {}, el("strong", {}, "Gate: "), report.gate.rule, " — ", report.gate.passed ? "passed" : "not passed")] : []));
 }
 
-async function loadHistory() {
-  const box = $("#tab-history");
+// The History tab: the learner's runs of this stage, newest first, a page at a time ("Older runs"
+// follows next_before). "open" puts a run's source in the editor (asking first when that replaces
+// a changed draft); "diff" shows the current draft against it, line by line.
+async function loadHistory({ before = null } = {}) {
+  const box = $("#history-list");
   if (!token()) {
     box.replaceChildren(el("p", { class: "muted" }, "Sign in to keep a history of your runs."));
     return;
   }
-  const history = await api(`/api/history?stage=${encodeURIComponent(state.stage.id)}`).catch((error) => ({ error }));
+  const stageId = state.stage.id;
+  const query = `stage=${encodeURIComponent(stageId)}&limit=20` + (before ? `&before=${before}` : "");
+  const history = await api(`/api/history?${query}`).catch((error) => ({ error }));
+  if (!state.stage || state.stage.id !== stageId) return;
   if (history.error) {
     box.replaceChildren(el("p", { class: "fail" }, history.error.message));
     return;
   }
-  if (!history.jobs.length) {
+  if (!history.jobs.length && !before) {
     box.replaceChildren(el("p", { class: "muted" }, "No runs of this stage yet."));
     return;
   }
-  box.replaceChildren(el("table", {},
-    el("tr", {}, el("th", {}, "job"), el("th", {}, "language"), el("th", {}, "submitted"), el("th", {}, "verdict"), el("th", {}, "median"), el("th", {}, "")),
-    ...history.jobs.map((job) => el("tr", { "data-job": job.id, "data-language": job.language || "cuda" },
-      el("td", {}, `#${job.id}`), el("td", {}, languageBadge(job.language || "cuda")),
-      el("td", {}, new Date(job.created_at * 1000).toLocaleString()),
-      el("td", {}, job.verdict ? el("span", { class: `verdict ${job.verdict}` }, job.verdict) : job.state),
-      el("td", { class: "num" }, job.report && job.report.metrics && job.report.metrics.time_ms ? `${job.report.metrics.time_ms.median.toFixed(4)} ms` : ""),
-      el("td", {}, el("button", { class: "secondary", onclick: () => openJob(job.id),
-                                  "aria-label": `open job ${job.id} (${languageName(job.language || "cuda")})` }, "open"))))));
+  const rows = history.jobs.map((job) => {
+    const language = job.language || "cuda";
+    const median = job.report && job.report.metrics && job.report.metrics.time_ms ? `${job.report.metrics.time_ms.median.toFixed(4)} ms` : "";
+    const ratio = job.time_ratio ?? (job.report && job.report.metrics && job.report.metrics.time_ratio);
+    return el("tr", { "data-job": job.id, "data-language": language },
+      el("td", {}, `#${job.id}`), el("td", {}, languageBadge(language)),
+      el("td", {}, toDate(job.created_at).toLocaleString()),
+      el("td", {}, job.verdict ? verdictBadge(job.verdict) : job.state),
+      el("td", { class: "num" }, median || (ratio ? `${ratio.toFixed(2)} ×` : "")),
+      el("td", { class: "actions" },
+         el("button", { type: "button", class: "secondary open-job", onclick: () => openJob(job.id),
+                        "aria-label": `open job ${job.id} (${languageName(language)})` }, "open"), " ",
+         el("button", { type: "button", class: "secondary diff-job", onclick: () => diffJob(job.id),
+                        "aria-label": `diff your draft against job ${job.id}` }, "diff")));
+  });
+  let table = box.querySelector("table");
+  if (!before || !table) {
+    table = el("table", {}, el("tr", {}, el("th", {}, "job"), el("th", {}, "language"), el("th", {}, "submitted"),
+                                  el("th", {}, "verdict"), el("th", {}, "time"), el("th", {}, "")));
+    box.replaceChildren(table);
+  }
+  table.append(...rows);
+  box.querySelector(".older")?.remove();
+  if (history.next_before) {
+    box.append(el("button", { type: "button", class: "secondary older",
+                              onclick: () => loadHistory({ before: history.next_before }) }, "Older runs"));
+  }
 }
 
 async function openJob(id) {
-  const job = await api(`/api/jobs/${id}`);
+  const job = await api(`/api/jobs/${id}`).catch((error) => ({ error }));
+  if (job.error) { $("#status").textContent = `cannot open job #${id}: ${job.error.message}`; return; }
+  const language = job.language || "cuda";
+  const info = stageLanguages(state.stage)[language];
+  // The draft this replaces: the editor's text, or the stored draft of the job's language.
+  const draft = language === state.language ? editor.getValue() : localStorage.getItem(draftKey(state.stage.id, language));
+  if (info && draft !== null && draft !== (info.starter || "") && draft !== job.source) {
+    const replace = await confirmDialog(`Replace your ${languageName(language)} draft with the source of job #${job.id}? Your draft is lost.`, "Replace");
+    if (!replace) return;
+  }
   // The editor switches to the job's language and its source becomes that language's draft.
-  if (!showLanguage(job.language || "cuda", { text: job.source, remember: true })) {
+  if (!showLanguage(language, { text: job.source, remember: true })) {
     $("#status").textContent = `job #${job.id} is in ${languageName(job.language)}, which this stage no longer offers`;
   }
   if (job.report) showReport({ language: job.language, ...job.report });
 }
 
+async function diffJob(id) {
+  const view = $("#diff-view");
+  const job = await api(`/api/jobs/${id}`).catch((error) => ({ error }));
+  if (job.error || !window.Diff) {
+    view.replaceChildren(el("p", { class: "fail" }, job.error ? job.error.message : "The diff library did not load."));
+    view.hidden = false;
+    return;
+  }
+  const parts = window.Diff.diffLines(job.source || "", editor.getValue());
+  const lines = [];
+  for (const part of parts) {
+    const kind = part.added ? "ins" : part.removed ? "del" : "same";
+    const sign = part.added ? "+" : part.removed ? "-" : " ";
+    for (const line of part.value.replace(/\n$/, "").split("\n")) {
+      lines.push(el("span", { class: `diff-line diff-${kind}` }, `${sign} ${line}`), "\n");
+    }
+  }
+  const changed = parts.some((part) => part.added || part.removed);
+  view.replaceChildren(
+    el("h3", {}, `Your ${languageName(state.language)} draft against job #${job.id}`),
+    el("p", { class: "muted" }, changed ? "Lines marked - are only in the job, + only in your draft." : "No differences."),
+    el("pre", { class: "diff", tabindex: "0", "aria-label": `diff against job ${job.id}` }, ...lines),
+    el("button", { type: "button", class: "secondary", onclick: () => { view.hidden = true; } }, "Close diff"));
+  view.hidden = false;
+}
+
+// ---- Leaderboard -----------------------------------------------------------------------------
+
+async function loadLeaderboard() {
+  if (!state.stage || $("#tab-leaderboard").hidden) return;
+  const box = $("#leaderboard-table");
+  const stageId = state.stage.id;
+  const board = await api(`/api/stages/${stageId}/leaderboard`).catch((error) => ({ error }));
+  if (!state.stage || state.stage.id !== stageId) return;
+  if (board.error) {
+    box.replaceChildren(el("p", { class: "muted" }, board.error.status === 404
+      ? "This server has no leaderboards yet." : `Cannot load the leaderboard: ${board.error.message}`));
+    return;
+  }
+  if (!board.entries || !board.entries.length) {
+    box.replaceChildren(el("p", { class: "muted" }, "No accepted runs on the leaderboard yet."));
+    return;
+  }
+  box.replaceChildren(el("table", { class: "leaderboard" },
+    el("tr", {}, el("th", {}, "rank"), el("th", {}, "name"), el("th", {}, "time ratio"), el("th", {}, "time"),
+       el("th", {}, "language"), el("th", {}, "when")),
+    ...board.entries.map((entry) => el("tr", { "data-rank": entry.rank },
+      el("td", { class: "num" }, entry.rank), el("td", {}, entry.name),
+      el("td", { class: "num" }, entry.time_ratio ? `${entry.time_ratio.toFixed(2)} ×` : ""),
+      el("td", { class: "num" }, entry.time_ms ? `${entry.time_ms.toFixed(4)} ms` : ""),
+      el("td", {}, languageBadge(entry.language || "cuda")),
+      el("td", {}, entry.at ? toDate(entry.at).toLocaleDateString() : "")))));
+}
+
+$("#leaderboard-optin").addEventListener("change", async (event) => {
+  const wanted = event.target.checked;
+  try {
+    state.me = { ...(state.me || {}), ...(await api("/api/me", { method: "PUT", body: JSON.stringify({ leaderboard: wanted }) })) };
+    event.target.checked = Boolean(state.me.leaderboard ?? wanted);
+    loadLeaderboard();
+  } catch (error) {
+    event.target.checked = !wanted;
+    accountMessage(`Cannot change the leaderboard setting: ${error.message}`);
+  }
+});
+
 showLearner();
+checkStoredToken().finally(() => {
+  $("#leaderboard-optin").checked = Boolean(state.me && state.me.leaderboard);
+  loadProgress();
+});
 loadStages().catch((error) => { $("#lesson").textContent = `Cannot reach the server: ${error.message}`; });

@@ -13,6 +13,16 @@
 // by routes: one heading per track with its name and count, every stage under its own track's
 // heading, the API's order kept; Tab and Enter cross the boundary, atomics/1's previous stage (the
 // Metrics tab's "your last ...") is reduction/9, and on a phone-sized screen nothing is cut off.
+// Issue #14 (checkIssue14, at 1400x900 and 420 px): the editor's gutter on stages 1 and 2 (created
+// hidden); sign-up shows the token once with Copy, sign-out, sign-in with a token, a stale token
+// signs out with a message, names with spaces, errors in the message area; progress in words on
+// each stage; Ctrl+Enter runs and long lines wrap; verdicts in words, the Metrics tab's note, each
+// test's bound, "Next stage"; the last result kept across a reload; History's "open" asks before
+// replacing a changed draft, "diff" shows the lines, "Reset to starter" asks; the leaderboard tab
+// and its opt-in (PUT /api/me); nothing wider than a 420 px screen; axe-core finds nothing serious
+// or critical (light, dark, narrow). Routes this binary lacks (404) get made-up answers; progress
+// and the leaderboard are always made up (accepted runs need a GPU). NAME-dark.png, NAME-wide.png
+// and NAME-420.png show them.
 // No GPU is needed: compiling happens before any device is touched. More screenshots:
 // NAME-python.png shows the Python compile error, NAME-tracks.png and NAME-tracks-narrow.png the
 // two tracks on a wide screen and on a phone.
@@ -179,7 +189,7 @@ async function checkLanguages(page) {
   expect(await page.textContent("#tab-history tr[data-language='cuda'] .lang-tag") === "cu", "... and the CUDA job 'cu'");
 
   // Opening the CUDA job switches the editor to CUDA with that job's source.
-  await page.click("#tab-history tr[data-language='cuda'] button");
+  await page.click("#tab-history tr[data-language='cuda'] button.open-job");
   await expectLanguage(page, stage, "cuda", "text/x-c++src", "clike");
   expect(await editorValue(page) === cudaDraft, "the CUDA job's source is in the editor");
   await page.waitForSelector("#tab-result .judged-language[data-language='cuda']");
@@ -192,6 +202,11 @@ async function checkLanguages(page) {
   await typeLineAfter(page, "fn reduce", "let wasted = 0;");
   expect(await stored(page, draftKey("reduction/3", "rust")) !== null, "the Rust edit is a draft");
   await page.click("#reset");
+  await page.waitForSelector("#confirm-dialog[open]");
+  await page.click("#confirm-ok");
+  await page.waitForSelector("#confirm-dialog:not([open])", { state: "attached" });
+  await page.waitForFunction((text) => window.cudojoEditor.getValue() === text, stage.languages.rust.starter, { timeout: 5000 })
+    .catch(() => {});
   expect(await editorValue(page) === stage.languages.rust.starter, "Reset to starter gives the Rust starter");
   expect(await page.inputValue("#language") === "rust", "Reset keeps the language");
 
@@ -287,6 +302,8 @@ async function checkTracks(browser, url, screenshot) {
   const pageErrors = [];
   page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
   await page.addInitScript(() => localStorage.setItem("cudojo.token", "made-up"));
+  // The made-up token belongs to a made-up learner (a real server would sign it out: 401).
+  await page.route((u) => u.pathname === "/api/me", (route) => route.fulfill({ json: { id: 1, name: "made up", leaderboard: false } }));
   await page.route((u) => u.pathname === "/api/stages", (route) => route.fulfill({ json: fake }));
   await page.route((u) => u.pathname.startsWith("/api/stages/"), async (route) => {
     const id = decodeURIComponent(new URL(route.request().url()).pathname.slice("/api/stages/".length));
@@ -356,6 +373,327 @@ async function checkTracks(browser, url, screenshot) {
   await context.close();
 }
 
+// ---- Issue #14: accounts, history, progress, results, leaderboard, narrow screens, axe ------------
+
+// The page loads KaTeX, highlight.js and jsdiff from /vendor/...; a server that does not serve
+// them yet (404) gets them from web/node_modules here, so the page is tested either way.
+const VENDOR = { katex: ["katex", "dist"], highlight: ["@highlightjs", "cdn-assets"], diff: ["diff", "dist"] };
+async function serveVendorFallback(context, webDir) {
+  await context.route((u) => /^\/vendor\/(katex|highlight|diff)\//.test(u.pathname), async (route) => {
+    const response = await route.fetch().catch(() => null);
+    if (response && response.status() !== 404) return route.fulfill({ response });
+    const [, name, rest] = /^\/vendor\/([^/]+)\/(.*)$/.exec(new URL(route.request().url()).pathname);
+    const file = path.join(webDir, "node_modules", ...VENDOR[name], rest);
+    if (!fs.existsSync(file)) return route.fulfill({ status: 404, body: "" });
+    return route.fulfill({ path: file });
+  });
+}
+
+// Routes of the newer API (/api/me, /api/progress, /api/stages/ID/leaderboard): the server's own
+// answer when it has the route, else a made-up one (a 404 means this binary predates the route).
+// `fake(route)` answers like the documented route.
+async function routeOrFake(context, match, fake, used) {
+  await context.route(match, async (route) => {
+    const response = await route.fetch().catch(() => null);
+    if (response && response.status() !== 404) return route.fulfill({ response });
+    used.add(new URL(route.request().url()).pathname.replace(/\/api\/stages\/.*\//, "/api/stages/ID/"));
+    return fake(route);
+  });
+}
+
+// Every visible element outside a clipping box (overflow other than visible) lies within the screen.
+const overflowing = (page) => page.evaluate(() => {
+  const width = window.innerWidth;
+  const clipped = (node) => {
+    for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
+      const style = getComputedStyle(up);
+      if (style.overflowX !== "visible" || style.overflow !== "visible") return true;
+    }
+    return false;
+  };
+  const bad = [];
+  for (const node of document.body.querySelectorAll("*")) {
+    const box = node.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0 || clipped(node)) continue;
+    if (box.left < -1 || box.right > width + 1) {
+      bad.push(`${node.tagName.toLowerCase()}${node.id ? "#" + node.id : ""}.${node.className} ${Math.round(box.left)}..${Math.round(box.right)}`);
+    }
+  }
+  return { bad, scrollWidth: document.documentElement.scrollWidth, width };
+});
+
+// axe-core in the page; serious or critical violations fail the test.
+async function checkAxe(page, label) {
+  if (!(await page.evaluate(() => Boolean(window.axe)))) {
+    await page.addScriptTag({ path: path.join(webDir, "node_modules", "axe-core", "axe.min.js") });
+  }
+  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
+  expect(violations.length === 0, `${label}: no serious or critical axe violations (got ${violations.join("; ")})`);
+}
+
+// The gutter's width without its border, and whether the code starts right of it. An editor
+// created hidden and never refreshed has a 2 px gutter (its border) with the numbers over the code.
+const gutterWidth = (page) => page.evaluate(() => {
+  const gutters = document.querySelector(".CodeMirror-gutters");
+  const line = document.querySelector(".CodeMirror-line").getBoundingClientRect();
+  const box = gutters.getBoundingClientRect();
+  return line.left >= box.right - 1 ? gutters.clientWidth : 0;
+});
+
+async function openStage(page, id) {
+  await page.click(`nav button[data-stage='${id}']`);
+  await page.waitForFunction((want) => state.stage && state.stage.id === want
+    && document.querySelector("#workbench").dataset.language, id);
+}
+
+async function checkIssue14(browser, url, screenshot) {
+  // bypassCSP: the server's CSP (script-src 'self') would refuse the injected axe-core.
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true });
+  await serveVendorFallback(context, webDir);
+  const emulated = new Set();
+  // The learner the made-up /api/me knows: filled in at sign-up.
+  const me = { id: 0, name: "", leaderboard: false, token: null };
+  const puts = [];
+  await routeOrFake(context, (u) => u.pathname === "/api/me", (route) => {
+    const auth = route.request().headers().authorization || "";
+    if (!me.token || auth !== `Bearer ${me.token}`) return route.fulfill({ status: 401, json: { error: "unknown token" } });
+    if (route.request().method() === "PUT") me.leaderboard = Boolean(route.request().postDataJSON().leaderboard);
+    return route.fulfill({ json: { id: me.id, name: me.name, leaderboard: me.leaderboard } });
+  }, emulated);
+  await context.route((u) => u.pathname === "/api/me", (route) => {
+    if (route.request().method() === "PUT") puts.push(route.request().postDataJSON());
+    return route.fallback();
+  });
+  // Progress and the leaderboard need accepted runs (a GPU): these two are always made up here;
+  // the real routes' shapes are checked below where the server has them.
+  const progress = { stages: {
+    "reduction/1": { status: "accepted", attempts: 3, best_time_ratio: 0.953, best_time_ms: 0.0123, last_job: 1 },
+    "reduction/2": { status: "attempted", attempts: 1, best_time_ratio: null, best_time_ms: null, last_job: 2 } } };
+  await context.route((u) => u.pathname === "/api/progress", (route) => route.fulfill({ json: progress }));
+  await context.route((u) => /^\/api\/stages\/.+\/leaderboard$/.test(u.pathname), (route) => route.fulfill({ json: {
+    stage: "reduction/1", entries: [
+      { rank: 1, name: "Jane Doe", time_ratio: 0.91, time_ms: 0.0117, language: "cuda", at: 1700000000 },
+      { rank: 2, name: "ada", time_ratio: 1.02, time_ms: 0.0131, language: "python", at: 1700000100 }] } }));
+
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
+  await page.goto(url);
+  await page.waitForSelector("nav button[data-stage='reduction/2']");
+
+  // 1. The editor was created hidden: its gutter is measured once shown, on stage 1 and on stage 2.
+  await openStage(page, "reduction/1");
+  expect(await gutterWidth(page) > 10, `stage 1: the line-number gutter has a width, the code right of it (${await gutterWidth(page)})`);
+  await openStage(page, "reduction/2");
+  expect(await gutterWidth(page) > 10, `stage 2: the line-number gutter has a width, the code right of it (${await gutterWidth(page)})`);
+
+  // 2. Accounts. Errors go to the message area, not the name slot.
+  await page.fill("#learner-name", "");
+  await page.click("#signin-button");
+  await page.waitForSelector("#account-message:not([hidden])");
+  expect((await page.textContent("#account-message")).includes("Type a display name"), "an empty name is refused in the message area");
+  expect(await page.textContent("#who") === "", "... and the name slot stays empty");
+  await page.route("**/api/learners", (route) => route.fulfill({ status: 400, json: { error: "a learner name is 1 to 40 characters" } }), { times: 1 });
+  await page.fill("#learner-name", "x");
+  await page.click("#signin-button");
+  await page.waitForSelector("#account-message:has-text('1 to 40 characters')");
+  expect(await page.textContent("#who") === "", "a refused sign-up leaves the name slot empty");
+
+  // Sign-up with a name that has a space: the token is shown once, with Copy and a note.
+  const signup = page.waitForResponse((r) => r.url().endsWith("/api/learners") && r.request().method() === "POST");
+  await page.fill("#learner-name", "Jane Doe");
+  await page.click("#signin-button");
+  const learner = await (await signup).json();
+  expect(learner.name === "Jane Doe", `the server keeps "Jane Doe" (got ${JSON.stringify(learner.name)})`);
+  Object.assign(me, { id: learner.id, name: learner.name, token: learner.token });
+  await page.waitForSelector("#who:has-text('signed in as Jane Doe')");
+  expect(await page.isVisible("#token-reveal"), "the token is shown after sign-up");
+  expect(await page.inputValue("#token-value") === learner.token, "... the token itself");
+  expect((await page.textContent("#token-reveal")).includes("keep it"), "... with a note to keep it");
+  await context.grantPermissions(["clipboard-read", "clipboard-write"]);
+  await page.getByRole("button", { name: "Copy", exact: true }).click();
+  await page.waitForSelector("#token-copy:has-text('Copied')");
+  expect(await page.evaluate(() => navigator.clipboard.readText()) === learner.token, "Copy puts the token on the clipboard");
+  await page.click("#token-done");
+  expect(!(await page.isVisible("#token-reveal")) && await page.inputValue("#token-value") === "", "the token is shown once");
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.drafts-owner")) === String(learner.id), "the drafts' owner is the learner");
+
+  // Sign out forgets the token and the drafts' owner; a token signs in again (GET /api/me).
+  await page.click("#signout");
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.token") === null && localStorage.getItem("cudojo.drafts-owner") === null),
+         "Sign out forgets the token and the drafts' owner");
+  expect(await page.isVisible("#signin-button") && !(await page.isVisible("#who")), "signed out: the sign-up form is back");
+  await page.fill("#token-input", "not-a-token");
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.waitForSelector("#account-message:has-text('not known')");
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.token")) === null, "an unknown token does not sign in");
+  await page.getByLabel("Sign in with a token").fill(learner.token);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.waitForSelector("#who:has-text('signed in as Jane Doe')");
+  expect(await page.isHidden("#account-message"), "a good token clears the message");
+
+  // A stale token on load signs out with a message.
+  await page.evaluate(() => localStorage.setItem("cudojo.token", "stale-token-0000"));
+  await page.reload();
+  await page.waitForSelector("#account-message:has-text('no longer known')");
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.token")) === null, "a stale token is forgotten");
+  expect(await page.isVisible("#signin-button") && await page.textContent("#who") === "", "... and the page shows it is signed out");
+  await page.getByLabel("Sign in with a token").fill(learner.token);
+  await page.getByRole("button", { name: "Sign in", exact: true }).click();
+  await page.waitForSelector("#who:has-text('signed in as Jane Doe')");
+
+  // 5. Progress in words beside each stage, with the best ratio.
+  await page.waitForSelector("nav button[data-stage='reduction/1'][data-progress='accepted']");
+  expect(await page.getByRole("button", { name: /reduction\/1.*accepted.*best 0\.95/ }).count() === 1, "reduction/1 is named accepted, best 0.95");
+  expect(await page.getByRole("button", { name: /reduction\/2.*attempted/ }).count() === 1, "reduction/2 is named attempted");
+  expect(await page.getByRole("button", { name: /reduction\/3.*new/ }).count() === 1, "reduction/3 is named new");
+  const navText = await page.textContent("#stages");
+  expect(!/null|undefined/.test(navText), `the stage list shows no "null" or "undefined" (${navText.slice(0, 200)})`);
+
+  // 4. Ctrl+Enter runs; long lines wrap. A compile error runs with no GPU.
+  await openStage(page, "reduction/1");
+  expect(await page.evaluate(() => window.cudojoEditor.getOption("lineWrapping")), "the editor wraps long lines");
+  const long = `// ${"a long comment that goes on ".repeat(12)}`;
+  const wrapped = await page.evaluate((text) => {
+    const cm = window.cudojoEditor;
+    cm.replaceRange(`${text}\nint broken_here = undeclared_name;\n`, { line: 0, ch: 0 });
+    return cm.charCoords({ line: 0, ch: text.length }, "local").top > cm.charCoords({ line: 0, ch: 0 }, "local").top;
+  }, long);
+  expect(wrapped, "a long comment line wraps onto a second row");
+  const draft = await editorValue(page);
+  const posted = page.waitForResponse((r) => r.url().endsWith("/api/jobs") && r.request().method() === "POST");
+  await page.evaluate(() => window.cudojoEditor.focus());
+  await page.keyboard.press("Control+Enter");
+  const job = await (await posted).json();
+  expect(await editorValue(page) === draft, "Ctrl+Enter runs without typing a newline");
+  // 6. The verdict in words beside its code; the Metrics tab says why nothing was timed.
+  await page.waitForSelector("#tab-result .verdict:has-text('Compile error (compile_error)')", { timeout: 60000 });
+  await page.click(".tabs button[data-tab='metrics']");
+  await page.waitForSelector("#tab-metrics .metrics-note:has-text('Nothing was timed')");
+  // 3. The last result is kept across a reload.
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.result.reduction/1")) !== null, "the last result is kept");
+  await page.reload();
+  await page.waitForSelector("#tab-result .verdict[data-verdict='compile_error']");
+
+  // 3. History: open asks before replacing a changed draft; diff shows the lines.
+  await page.evaluate(() => window.cudojoEditor.replaceRange("// an edit after the run\n", { line: 0, ch: 0 }));
+  const edited = await editorValue(page);
+  await page.click(".tabs button[data-tab='history']");
+  const row = page.locator(`#tab-history tr[data-job='${job.id}']`);
+  await row.waitFor();
+  await row.locator("button.diff-job").click();
+  await page.waitForSelector("#diff-view:not([hidden]) .diff-ins");
+  expect((await page.textContent("#diff-view .diff-ins")).includes("+ // an edit after the run"), "the diff shows the added line");
+  expect(await page.locator("#diff-view .diff-del").count() === 0, "... and nothing removed");
+  await row.locator("button.open-job").click();
+  await page.waitForSelector("#confirm-dialog[open]");
+  expect((await page.textContent("#confirm-text")).includes(`job #${job.id}`), "open asks before replacing the edited draft");
+  await page.keyboard.press("Escape");
+  await page.waitForSelector("#confirm-dialog:not([open])", { state: "attached" });
+  expect(await editorValue(page) === edited, "Cancel (Escape) keeps the draft");
+  await row.locator("button.open-job").click();
+  await page.click("#confirm-ok");
+  await page.waitForFunction((text) => window.cudojoEditor.getValue() === text, draft);
+  // Reset to starter asks too.
+  const starter = await page.evaluate(() => currentLanguage().starter);
+  await page.click("#reset");
+  await page.click("#confirm-cancel");
+  await page.waitForSelector("#confirm-dialog:not([open])", { state: "attached" });
+  expect(await editorValue(page) === draft, "Reset, cancelled, keeps the draft");
+  await page.click("#reset");
+  await page.click("#confirm-ok");
+  await page.waitForFunction((text) => window.cudojoEditor.getValue() === text, starter, { timeout: 5000 }).catch(() => {});
+  expect(await editorValue(page) === starter, "Reset, confirmed, gives the starter");
+
+  // 6. Drawn reports: test rows show their tolerance; a note says why nothing was timed; 5. Next stage.
+  await page.evaluate(() => showReport({ verdict: "wrong_answer", stage: "reduction/1", language: "cuda", message: "",
+    tests: [{ name: "n=1000", ok: false, expected: 1, got: 2, detail: "|got - sum| / |sum| <= 1e-05" }],
+    metrics: { note: "not timed: the kernel gave a wrong answer" } }));
+  expect((await page.textContent("#tab-result td.detail")).includes("<= 1e-05"), "a test row shows the bound it used");
+  expect((await page.textContent("#tab-result .verdict")) === "Wrong answer (wrong_answer)", "wrong_answer in words");
+  expect((await page.textContent("#tab-metrics")).includes("the kernel gave a wrong answer"), "the Metrics tab shows metrics.note");
+  expect(await page.locator("#tab-result a.next-stage").count() === 0, "no Next stage link without acceptance");
+  await page.evaluate(() => showReport({ verdict: "too_slow", stage: "reduction/1", language: "cuda", message: "", metrics: {} }));
+  expect((await page.textContent("#tab-result .verdict")) === "Too slow (too_slow)", "too_slow in words");
+  await page.evaluate(() => showReport({ verdict: "accepted", stage: "reduction/1", language: "cuda", message: "", metrics: {} }));
+  const next = page.locator("#tab-result a.next-stage");
+  expect(await next.getAttribute("href") === "#reduction/2", "an accepted verdict links to the next stage");
+
+  // 8. Accessibility at 1400 x 900, light and dark.
+  await checkAxe(page, "1400x900");
+  await page.emulateMedia({ colorScheme: "dark" });
+  expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor) !== "rgb(247, 248, 250)", "the dark theme applies");
+  await checkAxe(page, "1400x900 dark");
+  await page.screenshot({ path: screenshot.replace(/(\.png)?$/, "-dark.png") });
+  await page.emulateMedia({ colorScheme: "light" });
+
+  // 7. The leaderboard tab and the opt-in (PUT /api/me).
+  await next.click();
+  await page.waitForFunction(() => state.stage && state.stage.id === "reduction/2");
+  await page.click(".tabs button[data-tab='leaderboard']");
+  await page.waitForSelector("#tab-leaderboard tr[data-rank='1']");
+  expect((await page.textContent("#tab-leaderboard tr[data-rank='1']")).includes("Jane Doe"), "the leaderboard lists names with spaces");
+  const optin = page.getByLabel("Show my name on the leaderboards");
+  expect(!(await optin.isChecked()) && await optin.isEnabled(), "the opt-in starts off and is enabled when signed in");
+  await optin.check();
+  await page.waitForFunction(() => state.me && state.me.leaderboard === true);
+  expect(puts.length === 1 && puts[0].leaderboard === true, `the opt-in sends PUT /api/me {"leaderboard": true} (got ${JSON.stringify(puts)})`);
+  await page.reload();
+  await page.waitForFunction(() => state.me && state.me.leaderboard === true);
+  await page.click(".tabs button[data-tab='leaderboard']");
+  expect(await page.getByLabel("Show my name on the leaderboards").isChecked(), "the opt-in is remembered (GET /api/me)");
+  await page.screenshot({ path: screenshot.replace(/(\.png)?$/, "-wide.png") });
+
+  // 1. A 420 px screen: nothing wider than it; the editor and Run are on it; axe again.
+  await page.setViewportSize({ width: 420, height: 900 });
+  await openStage(page, "reduction/1");
+  expect(await gutterWidth(page) > 10, "at 420 px the gutter still has a width");
+  // Signed in; then the header as it is right after sign-up (the token shown) and when signed out.
+  const headers = {
+    "signed in": () => {},
+    "token shown": () => { $("#token-reveal").hidden = false; $("#token-value").value = "t".repeat(43); },
+    "signed out": () => { $("#token-reveal").hidden = true; $("#signed-in").hidden = true; $("#signed-out").hidden = false;
+                          accountMessage("Your saved sign-in is no longer known to this server, so you are signed out."); },
+  };
+  for (const [label, setup] of Object.entries(headers)) {
+    await page.evaluate(setup);
+    const { bad, scrollWidth } = await overflowing(page);
+    expect(bad.length === 0 && scrollWidth <= 420,
+           `at 420 px (${label}) nothing is wider than the screen (scrollWidth ${scrollWidth}; ${bad.slice(0, 5).join("; ")})`);
+  }
+  await checkAxe(page, "420x900 signed-out header");
+  await page.evaluate(() => { accountMessage(""); showLearner(); });
+  for (const selector of [".CodeMirror", "#run"]) {
+    const box = await page.locator(selector).boundingBox();
+    expect(box && box.x >= 0 && box.x + box.width <= 420 && await page.isVisible(selector), `at 420 px ${selector} is on the screen`);
+  }
+  await checkAxe(page, "420x900");
+  await page.screenshot({ path: screenshot.replace(/(\.png)?$/, "-420.png"), fullPage: true });
+
+  // The real routes' shapes, where this server has them (asked from here: the page's routes are made up).
+  const get = async (route) => {
+    const response = await fetch(new URL(route, url), { headers: { Authorization: `Bearer ${learner.token}` } });
+    return { status: response.status, body: await response.json().catch(() => null) };
+  };
+  const realProgress = await get("/api/progress");
+  if (realProgress.status !== 404) {
+    expect(realProgress.status === 200 && typeof realProgress.body.stages === "object", `GET /api/progress has stages (${realProgress.status})`);
+    const mine = realProgress.body.stages["reduction/1"];
+    expect(mine && mine.status === "attempted", `the server counts the compile error as an attempt at reduction/1 (${JSON.stringify(mine)})`);
+  }
+  const realBoard = await get("/api/stages/reduction/1/leaderboard");
+  if (realBoard.status !== 404) {
+    expect(realBoard.status === 200 && Array.isArray(realBoard.body.entries), `the leaderboard route has entries (${realBoard.status})`);
+  }
+  expect(pageErrors.length === 0, `no script errors in the issue #14 checks (got ${pageErrors.length})`);
+  console.log(`issue #14: accounts, history dialog and diff, kept results, Ctrl+Enter, wrapping, progress, verdict words, ` +
+              `metrics note, test bounds, next stage, leaderboard, 420 px, axe (light, dark, narrow)` +
+              (emulated.size ? `; this server lacks ${[...emulated].join(", ")}: made-up answers used` : ""));
+  await context.close();
+}
+
 (async () => {
   const { server, url } = await startServer();
   const browser = await chromium.launch({
@@ -368,10 +706,12 @@ async function checkTracks(browser, url, screenshot) {
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const pageErrors = [];
     page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
+    await serveVendorFallback(page, webDir);
     await page.goto(url);
     await page.fill("#learner-name", "playwright");
     await page.click("#signin-button");
     await page.waitForSelector("#who:has-text('signed in as playwright')");
+    await page.click("#token-done");
     // The real course's stages, grouped by track in the API's order.
     const courseStages = await page.evaluate(() => fetch("/api/stages").then((response) => response.json()));
     await page.waitForSelector(`nav button[data-stage='${courseStages[courseStages.length - 1].id}']`);
@@ -438,6 +778,7 @@ async function checkTracks(browser, url, screenshot) {
     await checkDiagnosticsOfOtherFiles(page);
     await checkTracks(browser, url, screenshot);
     console.log("stages grouped by track: headings, order, keyboard, previous stage across tracks, phone width");
+    await checkIssue14(browser, url, screenshot);
     expect(pageErrors.length === 0, `no script errors on the page (got ${pageErrors.length})`);
     console.log("browser test passed");
   } catch (error) {
