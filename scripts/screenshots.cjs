@@ -3,43 +3,20 @@
 // folder (no GPU needed) and drives Debian's chromium with playwright-core.
 //   node scripts/screenshots.cjs [CUDOJO_BINARY] [OUT_DIR]     defaults: build/cudojo docs/screenshots
 "use strict";
-const { spawn } = require("node:child_process");
 const fs = require("node:fs");
-const os = require("node:os");
 const path = require("node:path");
 
 const root = path.resolve(__dirname, "..");
 const binary = path.resolve(process.argv[2] || path.join(root, "build", "cudojo"));
 const outDir = path.resolve(process.argv[3] || path.join(root, "docs", "screenshots"));
 const webDir = path.join(root, "web");
-const { chromium } = require(path.join(webDir, "node_modules", "playwright-core"));
+const { startServer, launchChromium } = require(path.join(root, "tests", "browser", "serve.cjs"));
 
-function startServer() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cudojo-screenshots-"));
-  const server = spawn(binary, ["serve", "--port", "0", "--data-dir", dataDir, "--workers", "0", "--web-dir", webDir],
-                       { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${seen}`)), 15000);
-    server.stdout.on("data", (chunk) => {
-      seen += chunk;
-      const match = /http:\/\/[\d.]+:(\d+)\//.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ server, url: match[0] });
-      }
-    });
-    server.on("exit", (code) => reject(new Error(`server exited with ${code}: ${seen}`)));
-  });
-}
 
 (async () => {
   fs.mkdirSync(outDir, { recursive: true });
-  const { server, url } = await startServer();
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
-  });
+  const { server, url } = await startServer(binary, webDir, 0);
+  const browser = await launchChromium(webDir);
   try {
     const stages = await (await fetch(new URL("api/stages", url))).json();
     const written = [];

@@ -40,7 +40,7 @@ for (const [name, file] of Object.entries(vendor)) {
     process.exit(1);
   }
 }
-const { chromium } = require(path.join(webDir, "node_modules", "playwright-core"));
+const serve = require("./serve.cjs");
 const url = (file) => pathToFileURL(file).href;
 
 // A lesson as cmark-gfm (CMARK_OPT_DEFAULT) renders it: "\\(" in markdown arrives as "\(", a
@@ -234,12 +234,7 @@ const waitForImages = (browserPage) => browserPage.evaluate(() => Promise.all(
   fs.writeFileSync(withLibraries, page(true));
   fs.writeFileSync(withPageStyle, page(true, true));
   fs.writeFileSync(withoutLibraries, page(false));
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync",
-           "--allow-file-access-from-files"],
-  });
+  const browser = await serve.launchChromium(webDir, ["--allow-file-access-from-files"]);
   let failed = false;
   try {
     const pageErrors = [];

@@ -27,32 +27,13 @@
 // NAME-python.png shows the Python compile error, NAME-tracks.png and NAME-tracks-narrow.png the
 // two tracks on a wide screen and on a phone.
 "use strict";
-const { spawn } = require("node:child_process");
 const fs = require("node:fs");
-const os = require("node:os");
 const path = require("node:path");
 
 const [binary, webDir, screenshot] = process.argv.slice(2).map((arg) => path.resolve(arg));
-const { chromium } = require(path.join(webDir, "node_modules", "playwright-core"));
+const serve = require("./serve.cjs");
 
-function startServer() {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cudojo-browser-"));
-  const server = spawn(binary, ["serve", "--port", "0", "--data-dir", dataDir, "--workers", "1", "--web-dir", webDir],
-                       { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    const timer = setTimeout(() => reject(new Error(`server did not start: ${seen}`)), 15000);
-    server.stdout.on("data", (chunk) => {
-      seen += chunk;
-      const match = /http:\/\/[\d.]+:(\d+)\//.exec(seen);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ server, url: match[0] });
-      }
-    });
-    server.on("exit", (code) => reject(new Error(`server exited with ${code}: ${seen}`)));
-  });
-}
+const startServer = () => serve.startServer(binary, webDir);
 
 function expect(condition, message) {
   if (!condition) throw new Error(`expectation failed: ${message}`);
@@ -696,11 +677,7 @@ async function checkIssue14(browser, url, screenshot) {
 
 (async () => {
   const { server, url } = await startServer();
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-           "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-  });
+  const browser = await serve.launchChromium(webDir);
   let failed = false;
   try {
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
