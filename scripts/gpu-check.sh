@@ -91,7 +91,8 @@ echo
 echo "## 6. Known gaps: tests/known_gaps (verdicts reported, nothing expected)"
 for file in tests/known_gaps/*.cu; do
   printf '%s: ' "$file"
-  $cudojo check reduction/3 "$file" --json |
+  stage=$(sed -n 's|^// stage: ||p' "$file" | head -1)
+  $cudojo check "${stage:-reduction/3}" "$file" --json |
     field '"%s %s" % (r["verdict"], ",".join(f["code"] for f in r["findings"]) or "(no findings)")'
 done
 echo

@@ -1,7 +1,7 @@
 // The inputs a stage is judged on, and their double-precision reference sums.
-//   exact          integers 0..3 drawn from a seed: every partial sum is an integer below 2^24, so any
-//                  summation order gives the same float, bit for bit (above about 8 million values
-//                  most elements are 0, spread over the array, to keep the total below 2^24).
+//   exact          integers 0..3 drawn from a seed: every running total stays a whole number under
+//                  2^24, so any summation order gives the same float, bit for bit (above about 8 million
+//                  values most elements are 0, spread over the array, to keep the total below 2^24).
 //   fractional     1 + (i mod 1000) / 1000: values float cannot hold exactly, a fixed pattern.
 //   random_signed  uniform in [-0.5, 1.5) from a fresh seed per run: both signs and cancellation,
 //                  with a total far enough from zero that the tolerance is a real test of it.

@@ -18,6 +18,11 @@ const std::regex kCall(R"(\bcall(?:\.uni)?\s+(?:\([^)]*\)\s*,\s*)?([A-Za-z_$][\w
 const std::regex kFloatAtomic(
     R"(\b((?:atom|red)(?:\.\w+)*\.add(?:\.\w+)*\.f(?:16x2|16|32|64)|(?:atom|red)(?:\.\w+)*\.add\.noftz(?:\.\w+)*))");
 
+// Instructions and directives are short; a longer line is data (an initialized array is one line
+// of megabytes), which no pattern here is about and std::regex need not walk; only its braces
+// are counted.
+constexpr std::size_t kLongestSearchedLine = 1024;
+
 struct Function {
   std::vector<std::string> callees;
   std::vector<FloatAtomicUse> atomics;
@@ -30,11 +35,12 @@ std::map<std::string, Function> parse_functions(std::string_view ptx, int source
   int depth = 0, learner_line = 0;
   std::smatch match;
   while (std::getline(in, line)) {
-    if (depth == 0 && std::regex_search(line, match, kFunctionHead)) {
+    const bool searched = line.size() <= kLongestSearchedLine;
+    if (searched && depth == 0 && std::regex_search(line, match, kFunctionHead)) {
       pending = match[2].str();
       learner_line = 0;
     }
-    if (!current.empty()) {
+    if (searched && !current.empty()) {
       if (std::regex_search(line, match, kLoc)) {
         learner_line =
             saturating_int(match[1].str()) == source_file_index ? saturating_int(match[2].str()) : 0;

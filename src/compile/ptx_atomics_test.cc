@@ -72,5 +72,18 @@ TEST(PtxAtomics, IntegerAtomicsAndOtherKernelsDoNotCount) {
   EXPECT_EQ(unrelated[0].instruction, "atom.global.add.f32");
 }
 
+// A large initialized __device__ array is one PTX line of megabytes, with braces of its own: the
+// scan passes over it without losing track of the functions, and reads the kernels after it.
+TEST(PtxAtomics, AHugeInitializerLineIsPassedOver) {
+  std::string ptx =
+      ".version 9.0\n.target sm_90\n.address_size 64\n.visible .global .align 1 .b8 big[3000000] = {";
+  for (int i = 0; i < 3'000'000; ++i) ptx += i ? ", 1" : "1";
+  ptx += "};\n";
+  ptx += kPtx;
+  const auto found = float_atomics_in_kernel(ptx, "unrelated");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].line, 50);
+}
+
 }  // namespace
 }  // namespace cudojo
