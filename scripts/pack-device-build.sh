@@ -12,7 +12,7 @@ for binary in cudojo cudojo_e2e_tests; do
 done
 ldd build/cudojo | awk '/=> \// {print $3}' | while read -r library; do
   case "$(basename "$library")" in
-    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libgcc_s.so*|libstdc++.so*|libnvrtc*) ;;
+    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|libresolv.so*|libgcc_s.so*|libstdc++.so*|libnvrtc*) ;;
     *) cp -L "$library" .device-build/lib/ ;;
   esac
 done

@@ -10,7 +10,11 @@ packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libto
           # Python (Numba) and Rust (nvptx64) kernels, compiled inside bubblewrap's sandbox.
           python3 python3-numba rustc-web rust-web-src bubblewrap
           # The deployment test runs the API through nginx, as docs/DEPLOY.md sets it up.
-          nginx)
+          nginx
+          # The shared store's client library, and the server the tests start on loopback.
+          libpq-dev postgresql
+          # The partition test puts nodes in network namespaces (ip netns), as root.
+          iproute2)
 # Node.js runs the browser test and installs the page's packages; the machine may already have it.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

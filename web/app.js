@@ -28,10 +28,11 @@ const token = () => localStorage.getItem("cudojo.token");
 // callers can tell a refused token (401) from a route this server does not have yet (404).
 // `options.token` replaces the stored token for one call (signing in with a token).
 async function api(path, options = {}) {
-  const { token: override, ...rest } = options;
+  const { token: override, idempotencyKey, ...rest } = options;
   const headers = { "Content-Type": "application/json" };
   const bearer = override ?? token();
   if (bearer) headers.Authorization = `Bearer ${bearer}`;
+  if (idempotencyKey) headers["Idempotency-Key"] = idempotencyKey;
   const response = await fetch(path, { ...rest, headers });
   const body = await response.json().catch(() => ({}));
   if (!response.ok) {
@@ -471,6 +472,12 @@ function describeProgress(job) {
   return "done";
 }
 
+// 128 random bits as hex. Not crypto.randomUUID, which browsers offer only over HTTPS or on
+// localhost; a class server on plain HTTP must work too.
+function submissionKey() {
+  return Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
 async function run() {
   if (!state.stage || $("#run").disabled) return;
   if (!token()) {
@@ -484,11 +491,27 @@ async function run() {
   }
   $("#run").disabled = true;
   $("#status").textContent = "submitting...";
+  // One key per press of Run: when the answer is lost (the connection dropped, or the server's
+  // database was briefly away) the same submission is sent again under it, and the server gives
+  // back the job it already queued rather than a second one.
+  const submission = {
+    method: "POST",
+    body: JSON.stringify({ stage: state.stage.id, source: editor.getValue(), language: state.language }),
+    idempotencyKey: submissionKey(),
+  };
   try {
-    const job = await api("/api/jobs", {
-      method: "POST",
-      body: JSON.stringify({ stage: state.stage.id, source: editor.getValue(), language: state.language }),
-    });
+    let job;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        job = await api("/api/jobs", submission);
+        break;
+      } catch (error) {
+        const lost = error.status === undefined || error.status === 502 || error.status === 503;
+        if (!lost || attempt === 3) throw error;
+        $("#status").textContent = "the server did not answer; sending again...";
+        await new Promise((resolve) => setTimeout(resolve, 1000 * attempt));
+      }
+    }
     state.jobId = job.id;
     $("#status").textContent = describeProgress(job);
     follow(job.id);

@@ -22,6 +22,7 @@ print_provenance() {
   echo "command: $*"
   echo "tree:    $(find src course tests scripts -type f | LC_ALL=C sort | xargs sha256sum | sha256sum | cut -c1-16) (sha256 of src course tests scripts)"
   echo "host:    $(uname -srm)"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null ||
+    echo "gpu:     none (no nvidia-smi)"
   echo "nvcc:    $(nvcc --version 2>/dev/null | tail -1)"
 }

@@ -380,12 +380,17 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
 
 }  // namespace
 
-// `cudojo gpus`: how many CUDA devices this process can see (0 without a driver). The server asks
-// a child process, so that the server itself never initializes CUDA.
+// `cudojo gpus`: how many CUDA devices this process can see (0 without a driver), then each one's
+// name on a line of its own. The server asks a child process, so that the server itself never
+// initializes CUDA.
 int count_visible_gpus() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
   std::cout << count << "\n";
+  for (int device = 0; device < count; ++device) {
+    cudaDeviceProp properties{};
+    if (cudaGetDeviceProperties(&properties, device) == cudaSuccess) std::cout << properties.name << "\n";
+  }
   return 0;
 }
 
@@ -492,10 +497,16 @@ int main(int argc, char** argv) {
   ServeSettings serve_settings;
   serve_settings.data_dir = default_data_dir();
   serve_settings.web_dir = default_web_dir();
+  if (const char* store = std::getenv(cudojo::env::kStore); store && *store) serve_settings.store = store;
   auto* serve = app.add_subcommand(
       "serve",
       "Serve the course: a web page (lesson, editor, Run, results, history) and a JSON API "
-      "(docs/openapi.yaml) over the same judge as `check`. Jobs are queued in SQLite and survive restarts.");
+      "(docs/openapi.yaml) over the same judge as `check`. Jobs are queued in a store and survive restarts:\n"
+      "  cudojo serve                                            one machine, SQLite in --data-dir\n"
+      "  cudojo serve --store postgresql://cudojo@db/cudojo      many nodes sharing one PostgreSQL database\n"
+      "  cudojo serve --store postgresql://... --no-http         a GPU host that only judges\n"
+      "  cudojo serve --store postgresql://... --no-workers      a web node without a GPU\n"
+      "docs/SCALING.md explains leases, fairness and what happens when a node or the database goes away.");
   serve->add_option("--host", serve_settings.host, "Address to listen on")->capture_default_str();
   serve->add_option("--port", serve_settings.port, "Port (0 picks a free one and prints it)")
       ->capture_default_str();
@@ -505,6 +516,24 @@ int main(int argc, char** argv) {
       "--workers", serve_settings.workers,
       "Jobs judged at once (default: one per visible GPU, at least one; 0 queues without judging)");
   serve->add_option("--max-queue", serve_settings.limits.max_queue_length, "Queued + running jobs before 429")
+      ->capture_default_str();
+  serve->add_option("--store", serve_settings.store,
+                    "Where jobs and learners live: a postgresql:// URL (shared by every node using it) or a "
+                    "SQLite file (default: $CUDOJO_STORE, else <data-dir>/cudojo.sqlite3)");
+  bool serve_no_http = false;
+  bool serve_no_workers = false;
+  serve->add_flag("--no-http", serve_no_http, "Judge only: no listener (a GPU host behind web nodes)");
+  serve
+      ->add_flag("--no-workers", serve_no_workers,
+                 "Serve only: judge nothing (a web node); same as --workers 0")
+      ->excludes("--workers");
+  serve->add_option("--node-name", serve_settings.node_name,
+                    "This node's name in /api/nodes and in reports (default: <host>-<pid>)");
+  serve
+      ->add_option("--lease-seconds", serve_settings.limits.job_lease_seconds,
+                   "How long a running job stays this node's without a renewal; after it, any node gives "
+                   "the job to another judge")
+      ->check(CLI::Range(2.0, 3600.0))
       ->capture_default_str();
   serve->add_option("--web-dir", serve_settings.web_dir,
                     "Folder holding the page (default: the installed web/)");
@@ -548,6 +577,14 @@ int main(int argc, char** argv) {
     if (*stages) return cmd_stages(course, json);
     if (*serve) {
       serve_settings.calibration_dir = calibration_dir;
+      serve_settings.http = !serve_no_http;
+      if (serve_no_workers) serve_settings.workers = 0;
+      if (serve_no_http && serve_settings.workers == 0)
+        throw UsageError("--no-http with no workers would do nothing; give one of them up");
+      // A short lease needs a heartbeat well inside it.
+      serve_settings.limits.heartbeat_ms =
+          std::min(serve_settings.limits.heartbeat_ms,
+                   static_cast<int>(serve_settings.limits.job_lease_seconds * 1000 / 4));
       return run_server(course, serve_settings);
     }
     const Stage& stage = require_stage(course, stage_id);

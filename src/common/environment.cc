@@ -12,6 +12,9 @@ std::span<const EnvironmentVariable> environment_variables() {
                           "folder of per-GPU reference figures (default: calibration/ beside the course)"},
       EnvironmentVariable{env::kData, "serve: folder of the SQLite database (default: ./cudojo-data)"},
       EnvironmentVariable{env::kWeb, "serve: folder of the page's files (default: web/ of the source tree)"},
+      EnvironmentVariable{env::kStore,
+                          "serve: the store, as --store takes it (keeps a URL with a password out of `ps`); "
+                          "--store wins"},
       EnvironmentVariable{env::kCudaInclude,
                           "CUDA include folder NVRTC compiles against (default: the toolkit's)"},
       EnvironmentVariable{env::kComputeSanitizer,

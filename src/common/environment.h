@@ -12,6 +12,7 @@ inline constexpr const char* kCourse = "CUDOJO_COURSE";
 inline constexpr const char* kCalibration = "CUDOJO_CALIBRATION";
 inline constexpr const char* kData = "CUDOJO_DATA";
 inline constexpr const char* kWeb = "CUDOJO_WEB";
+inline constexpr const char* kStore = "CUDOJO_STORE";
 inline constexpr const char* kCudaInclude = "CUDOJO_CUDA_INCLUDE";
 inline constexpr const char* kComputeSanitizer = "CUDOJO_COMPUTE_SANITIZER";
 inline constexpr const char* kNcu = "CUDOJO_NCU";

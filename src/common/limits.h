@@ -127,6 +127,21 @@ struct ServeLimits {
   // After SIGTERM, running jobs get this long to finish; then their workers are killed and the jobs
   // go back to the queue, so the server is gone within 5 s whatever it was running.
   int stop_grace_ms = 3000;
+  // A running job's lease: its node renews it every heartbeat_ms; a job whose lease ran out (its
+  // node died, hung, or lost the database) goes back to the queue, so a dead GPU host delays its
+  // jobs by at most this long. Kept well above a heartbeat and a store retry, so one missed
+  // renewal never costs a job.
+  double job_lease_seconds = 30;
+  // How often a node renews its leases, refreshes its entry in the nodes table and returns expired
+  // jobs to the queue.
+  int heartbeat_ms = 5000;
+  // How often a node that cannot reach its store tries again (to record a result, or to claim).
+  int store_retry_ms = 1000;
+  // A node not seen for this long is left out of GET /api/nodes.
+  double node_listed_seconds = 60;
+  // Connections one node keeps to a PostgreSQL store: the HTTP threads and dispatcher slots share
+  // them, each holding one only for the length of a call.
+  int postgres_connections = 8;
 };
 
 }  // namespace cudojo

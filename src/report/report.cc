@@ -131,6 +131,10 @@ void to_json(nlohmann::json& j, const Report& report) {
   j["seed"] = report.seed;
   j["wall_ms"] = number_json(report.wall_ms);
   j["timings_ms"] = timings_json(report.timings_ms);
+  if (report.judged_by) {
+    j["judged_by"] = {
+        {"node", report.judged_by->node}, {"host", report.judged_by->host}, {"gpu", report.judged_by->gpu}};
+  }
 }
 
 void from_json(const nlohmann::json& j, Report& report) {
@@ -140,6 +144,11 @@ void from_json(const nlohmann::json& j, Report& report) {
   report.message = j.value("message", "");
   report.error_name = optional_from<std::string>(j, "error_name");
   report.gpu = optional_from<GpuInfo>(j, "gpu");
+  if (j.contains("judged_by") && j.at("judged_by").is_object()) {
+    const auto& judged_by = j.at("judged_by");
+    report.judged_by =
+        JudgedBy{judged_by.value("node", ""), judged_by.value("host", ""), judged_by.value("gpu", "")};
+  }
   report.language = j.value("language", std::string("cuda"));
   const auto& compile = j.at("compile");
   compile.at("ok").get_to(report.compile.ok);

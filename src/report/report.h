@@ -81,6 +81,14 @@ struct BarrierCheckSummary {
   std::string note;
 };
 
+// Which `cudojo serve` node judged a job, on which machine and GPU model: set by the server's
+// dispatcher, absent from `cudojo check`'s own reports.
+struct JudgedBy {
+  std::string node;
+  std::string host;
+  std::string gpu;  // the model name, or "none" on a host without one
+};
+
 struct CapturedOutput {
   std::string text;
   bool truncated = false;
@@ -112,6 +120,7 @@ struct Report {
   // tests, timing, profile, ...) and the parent's (sanitizer.<tool>, held_for_tools, ncu, ...).
   // Steps that overlap are each timed whole, so they need not add up to wall_ms.
   std::map<std::string, double> timings_ms;
+  std::optional<JudgedBy> judged_by;
 };
 
 void to_json(nlohmann::json& j, const Report& report);

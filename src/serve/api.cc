@@ -55,7 +55,11 @@ int http_status(StoreErrorCode code) {
       return 400;
     case StoreErrorCode::kNameTaken:
       return 409;
+    case StoreErrorCode::kKeyReused:
+      return 422;
     case StoreErrorCode::kInternal:
+      return 503;
+    case StoreErrorCode::kUnavailable:
       return 503;
     case StoreErrorCode::kQueueFull:
     case StoreErrorCode::kLearnerBusy:
@@ -130,13 +134,14 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
 }  // namespace
 
 Api::Api(Store& store, Dispatcher& dispatcher, const std::vector<Stage>& course,
-         const ServeSettings& settings, int gpus)
+         const ServeSettings& settings, NodeInfo node, int gpus)
     : store_(store),
       dispatcher_(dispatcher),
       course_(course),
       limits_(settings.limits),
       judge_limits_(settings.judge_limits),
       web_dir_(settings.web_dir),
+      node_(std::move(node)),
       gpus_(gpus) {}
 
 void Api::register_routes(httplib::Server& server) {
@@ -185,10 +190,19 @@ void Api::register_routes(httplib::Server& server) {
       send_error(response, response.status, error_sentence(response.status));
     }
   });
-  server.set_exception_handler([](const Request& request, Response& response, std::exception_ptr error) {
+  server.set_exception_handler([this](const Request& request, Response& response, std::exception_ptr error) {
     std::string what = "unknown";
     try {
       if (error) std::rethrow_exception(error);
+    } catch (const StoreError& e) {
+      // The store is away (or failed): the learner's request was fine; they try again shortly.
+      fmt::print(stderr, "cudojo serve: {} {} failed: {}\n", request.method, request.path, e.what());
+      if (http_status(e.code()) == 503)
+        response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
+      return send_error(response, http_status(e.code()),
+                        e.code() == StoreErrorCode::kUnavailable
+                            ? "the database cannot be reached just now; try again shortly"
+                            : "the database failed on this request; it has been logged");
     } catch (const std::exception& e) {
       what = e.what();
     } catch (...) {
@@ -233,6 +247,7 @@ void Api::register_routes(httplib::Server& server) {
     allow(pattern, "PUT");
   };
   get("/api/health", route(&Api::health));
+  get("/api/nodes", route(&Api::list_nodes));
   get("/api/stages", route(&Api::list_stages));
   // Before /api/stages/(.+), which would take "reduction/3/leaderboard" as a stage id.
   get(R"(/api/stages/(.+)/leaderboard)", route(&Api::stage_leaderboard));
@@ -285,15 +300,35 @@ void Api::register_routes(httplib::Server& server) {
 }
 
 void Api::health(const Request&, Response& response) {
+  json health = {
+      {"store", std::string(store_.kind())}, {"node", node_.name}, {"host", node_.host}, {"gpu", node_.gpu},
+      {"workers", dispatcher_.workers()},    {"gpus", gpus_}};
+  // A node whose store is away keeps serving pages and lessons, and says so here (503, so a load
+  // balancer sends learners to a node that can take their submissions).
   if (auto problem = store_.problem()) {
-    return send_json(response, 503, {{"ok", false}, {"database", *problem}, {"error", *problem}});
+    health["ok"] = false;
+    health["database"] = *problem;
+    health["error"] = *problem;
+    return send_json(response, 503, health);
   }
-  send_json(response, 200,
-            {{"ok", true},
-             {"database", "ok"},
-             {"workers", dispatcher_.workers()},
-             {"gpus", gpus_},
-             {"pending", store_.pending_count()}});
+  health["ok"] = true;
+  health["database"] = "ok";
+  health["pending"] = store_.pending_count();
+  send_json(response, 200, health);
+}
+
+void Api::list_nodes(const Request&, Response& response) {
+  json list = json::array();
+  for (const NodeInfo& node : store_.nodes(limits_.node_listed_seconds)) {
+    list.push_back({{"name", node.name},
+                    {"host", node.host},
+                    {"gpu", node.gpu},
+                    {"workers", node.workers},
+                    {"http", node.http},
+                    {"started_at", node.started_at},
+                    {"last_seen", node.last_seen}});
+  }
+  send_json(response, 200, list);
 }
 
 void Api::list_stages(const Request&, Response& response) {
@@ -383,22 +418,38 @@ void Api::submit_job(const Request& request, Response& response) {
     }
     language = *named;
   }
+  // Idempotency-Key: the client's name for this submission, so that sending it again after a lost
+  // answer (a dropped connection, a 503 while the database restarted) never queues it twice.
+  const std::string key = request.get_header_value("Idempotency-Key");
+  if (request.has_header("Idempotency-Key") &&
+      (key.empty() || key.size() > 100 ||
+       !std::all_of(key.begin(), key.end(), [](char c) { return c > ' ' && c < 127; }))) {
+    return send_error(response, 400, "Idempotency-Key is 1 to 100 visible ASCII characters (a UUID, say)");
+  }
   // Nothing is acknowledged that is not stored: SQLite still writes into a file deleted under it.
   if (auto problem = store_.problem()) return send_error(response, 503, *problem);
-  std::int64_t id = 0;
+  Enqueued queued;
   try {
-    id = store_.enqueue(learner->id, stage->id, source,
-                        {limits_.max_queue_length, limits_.max_pending_per_learner},
-                        std::string(to_string(language)));
+    queued = store_.submit({learner->id, stage->id, source, std::string(to_string(language)), key},
+                           {limits_.max_queue_length, limits_.max_pending_per_learner});
   } catch (const StoreError& error) {
-    if (http_status(error.code()) == 429) {
+    if (http_status(error.code()) == 429 || http_status(error.code()) == 503) {
       response.set_header("Retry-After", std::to_string(limits_.retry_after_seconds));
     }
     return send_error(response, http_status(error.code()), error.what());
   }
+  response.set_header("Location", fmt::format("/api/jobs/{}", queued.id));
+  if (queued.replayed) {
+    // The job this key queued before, as it stands now.
+    const auto job = store_.job(queued.id);
+    return send_json(response, 200,
+                     {{"id", queued.id},
+                      {"state", job ? std::string(to_string(job->state)) : "queued"},
+                      {"replayed", true}});
+  }
   dispatcher_.notify();
-  response.set_header("Location", fmt::format("/api/jobs/{}", id));
-  send_json(response, 202, {{"id", id}, {"state", "queued"}, {"position", store_.queue_position(id)}});
+  send_json(response, 202,
+            {{"id", queued.id}, {"state", "queued"}, {"position", store_.queue_position(queued.id)}});
 }
 
 std::optional<JobRecord> Api::owned_job(const Request& request, Response& response) {

@@ -32,9 +32,10 @@ class Dispatcher;
 
 class Api {
  public:
-  // gpus: visible GPUs, as counted at start-up (reported by /api/health).
+  // node: this process as registered in the store; gpus: visible GPUs, as counted at start-up
+  // (both reported by /api/health).
   Api(Store& store, Dispatcher& dispatcher, const std::vector<Stage>& course, const ServeSettings& settings,
-      int gpus);
+      NodeInfo node, int gpus);
 
   // Every route, in the order httplib tries them.
   void register_routes(httplib::Server& server);
@@ -47,6 +48,8 @@ class Api {
 
   // GET /api/health
   void health(const Request& request, Response& response);
+  // GET /api/nodes: the nodes serving and judging from this store, as they registered
+  void list_nodes(const Request& request, Response& response);
   // GET /api/stages
   void list_stages(const Request& request, Response& response);
   // GET /api/stages/{id or alias}
@@ -91,6 +94,7 @@ class Api {
   // Every registered route's pattern and the methods it answers ("GET, PUT"), filled by
   // register_routes: a known path asked with another method answers 405 with Allow.
   std::vector<std::pair<std::regex, std::string>> allowed_methods_;
+  NodeInfo node_;
   int gpus_;
   std::atomic<int> open_event_streams_{0};
   std::atomic<bool> ending_streams_{false};

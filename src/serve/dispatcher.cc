@@ -68,13 +68,19 @@ void Dispatcher::run_slot(int slot) {
     }
   };
   std::optional<PreparedWorkers> prepared;
+  bool store_failing = false;  // said once per outage, not at every poll
   while (!stopping_) {
     if (!prepared) prepared = prepare();
     std::optional<JobRecord> job;
     try {
-      job = store_.claim_next();
+      job = store_.claim_next(settings_.holder, settings_.lease_seconds);
+      if (store_failing && slot == 0)
+        fmt::print(stderr, "cudojo serve: the store answers again; taking jobs\n");
+      store_failing = false;
     } catch (const std::exception& error) {
-      fmt::print(stderr, "cudojo serve: cannot take a job: {}\n", error.what());
+      if (!store_failing && slot == 0)
+        fmt::print(stderr, "cudojo serve: cannot take a job: {}\n", error.what());
+      store_failing = true;
     }
     if (!job) {
       std::unique_lock lock(mutex_);
@@ -118,7 +124,13 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     request.cuda_include_dir = settings_.cuda_include_dir;
     request.calibration_dir = settings_.calibration_dir;
     if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
-    request.on_progress = [&](std::string_view phase) { store_.set_phase(job.id, std::string(phase)); };
+    request.on_progress = [&](std::string_view phase) {
+      try {
+        store_.set_phase(job.claim(), std::string(phase));
+      } catch (const StoreError&) {
+        // Progress is for the page; the store being away must not stop the judging.
+      }
+    };
     if (next) {
       request.before_exclusive_gpu = [next, wait_ms = settings_.next_workers_start_wait_ms] {
         next->wait_until_started(std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms));
@@ -132,19 +144,47 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     report.verdict = Verdict::kInternalError;
     report.message = fmt::format("the server could not judge this job: {}", error.what());
   }
+  report.judged_by = JudgedBy{settings_.node_name, settings_.host,
+                              report.gpu && !report.gpu->name.empty() ? report.gpu->name : settings_.gpu};
   if (abandoning_) {
     // Its workers were killed by the stop, not by anything in the job: it runs again later.
     try {
-      store_.requeue(job.id, "queued again: the server stopped while running it");
+      store_.requeue(job.claim(), "queued again: the server stopped while running it");
     } catch (const std::exception& error) {
-      fmt::print(stderr, "cudojo serve: cannot requeue job {}: {}\n", job.id, error.what());
+      fmt::print(stderr, "cudojo serve: cannot requeue job {} (its lease will): {}\n", job.id, error.what());
     }
     return;
   }
-  try {
-    store_.finish(job.id, std::string(to_string(report.verdict)), json_text(nlohmann::json(report)));
-  } catch (const std::exception& error) {
-    fmt::print(stderr, "cudojo serve: cannot record job {}: {}\n", job.id, error.what());
+  record(job.claim(), report);
+}
+
+void Dispatcher::record(const JobClaim& claim, const Report& report) {
+  const std::string verdict(to_string(report.verdict));
+  const std::string report_json = json_text(nlohmann::json(report));
+  for (bool said_unavailable = false;;) {
+    try {
+      if (store_.finish(claim, verdict, report_json)) {
+        fmt::print("cudojo serve: job {} recorded: {}\n", claim.id, verdict);
+      } else {
+        fmt::print("cudojo serve: job {}: result not recorded, node {} no longer holds it\n", claim.id,
+                   claim.holder);
+      }
+      std::fflush(stdout);
+      return;
+    } catch (const StoreError& error) {
+      if (error.code() != StoreErrorCode::kUnavailable || stopping_) {
+        fmt::print(stderr, "cudojo serve: cannot record job {} (its lease will put it back): {}\n", claim.id,
+                   error.what());
+        return;
+      }
+      if (!said_unavailable) {
+        fmt::print(stderr, "cudojo serve: job {} waits to be recorded: {}\n", claim.id, error.what());
+        said_unavailable = true;
+      }
+    }
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, std::chrono::milliseconds(settings_.store_retry_ms),
+                   [this] { return stopping_.load(); });
   }
 }
 

@@ -1,7 +1,12 @@
-// Runs queued jobs: one thread per worker slot (one per visible GPU), each taking the oldest queued
-// job from the Store, judging it with run_check (a fresh worker process per job, pinned to its
-// GPU) and recording the result. A worker process that crashes or is killed fails only its own
-// job, with a verdict from run_check; the next job starts a new process.
+// Runs queued jobs: one thread per worker slot (one per visible GPU), each claiming the next job
+// from the Store under this node's name and a lease, judging it with run_check (a fresh worker
+// process per job, pinned to its GPU) and recording the result under that claim. A worker process
+// that crashes or is killed fails only its own job, with a verdict from run_check; the next job
+// starts a new process. The leases are renewed by the node's Heartbeat (serve/heartbeat.h).
+//
+// When the store cannot be reached the slots stop claiming and retry; a job judged meanwhile keeps
+// its result in memory and records it once the store answers, unless its lease ran out and another
+// node took it, in which case the result is dropped and said so.
 #pragma once
 
 #include <atomic>
@@ -30,6 +35,12 @@ class Dispatcher {
     int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;                   // see ServeLimits
     int next_workers_start_wait_ms = ServeLimits{}.next_workers_start_wait_ms;  // see ServeLimits
     int stop_grace_ms = ServeLimits{}.stop_grace_ms;                            // see ServeLimits
+    double lease_seconds = ServeLimits{}.job_lease_seconds;                     // see ServeLimits
+    int store_retry_ms = ServeLimits{}.store_retry_ms;                          // see ServeLimits
+    std::string holder;     // what this process's claims carry: its node name and a random suffix
+    std::string node_name;  // this node's name, for reports
+    std::string host;       // the machine's name, for reports
+    std::string gpu;        // the GPU model its slots judge on ("none" without one), for reports
   };
 
   Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);
@@ -52,6 +63,8 @@ class Dispatcher {
   // job is timed.
   void run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,
                PreparedWorkers* next);
+  // Records a result under the job's claim, retrying while the store cannot be reached.
+  void record(const JobClaim& claim, const Report& report);
   WorkerSettings worker_settings(int slot) const;
 
   Store& store_;

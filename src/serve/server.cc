@@ -19,7 +19,10 @@
 #include "run/judge.h"
 #include "serve/api.h"
 #include "serve/dispatcher.h"
+#include "serve/heartbeat.h"
+#include "serve/postgres_store.h"
 #include "serve/store.h"
+#include "serve/store_internal.h"
 
 namespace cudojo {
 
@@ -39,13 +42,25 @@ fs::path default_data_dir() {
   return fs::current_path() / "cudojo-data";
 }
 
-int count_gpus(const std::string& executable) {
+GpuSurvey survey_gpus(const std::string& executable) {
+  GpuSurvey survey;
   FILE* pipe = popen((executable + " gpus 2>/dev/null").c_str(), "r");
-  if (!pipe) return 0;
-  int count = 0;
-  if (std::fscanf(pipe, "%d", &count) != 1) count = 0;
+  if (!pipe) return survey;
+  if (std::fscanf(pipe, "%d\n", &survey.count) != 1) survey.count = 0;
+  char name[256];
+  if (survey.count > 0 && std::fgets(name, sizeof name, pipe)) {
+    std::string model = name;
+    while (!model.empty() && (model.back() == '\n' || model.back() == '\r')) model.pop_back();
+    if (!model.empty()) survey.model = model;
+  }
   pclose(pipe);
-  return count;
+  return survey;
+}
+
+std::string this_host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || !name[0]) return "localhost";
+  return name;
 }
 
 namespace {
@@ -104,48 +119,104 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
-  std::string problem;
-  const int data_lock = lock_data_folder(settings.data_dir, problem);
-  if (data_lock < 0) {
-    fmt::print(stderr, "cudojo serve: {}\n", problem);
-    return 2;
+  // A SQLite store belongs to one server: its folder is locked, and jobs left running by a
+  // stopped server are taken back at once. A PostgreSQL store is shared: nothing is locked, and
+  // jobs come back only when their leases run out.
+  const bool shared_store = is_postgres_location(settings.store);
+  const std::string location =
+      settings.store.empty() ? (settings.data_dir / "cudojo.sqlite3").string() : settings.store;
+  int data_lock = -1;
+  if (!shared_store) {
+    std::string problem;
+    const fs::path folder =
+        settings.store.empty() ? settings.data_dir : fs::path(settings.store).parent_path();
+    data_lock = lock_data_folder(folder.empty() ? fs::path(".") : folder, problem);
+    if (data_lock < 0) {
+      fmt::print(stderr, "cudojo serve: {}\n", problem);
+      return 2;
+    }
   }
-  if (settings.port != 0 && !port_is_free(settings.host, settings.port)) {
+  if (settings.http && settings.port != 0 && !port_is_free(settings.host, settings.port)) {
     fmt::print(stderr, "cudojo serve: {}:{} is in use by another program\n", settings.host, settings.port);
-    close(data_lock);
+    if (data_lock >= 0) close(data_lock);
     return 2;
   }
 
-  const fs::path database = settings.data_dir / "cudojo.sqlite3";
   std::unique_ptr<Store> opened;
   try {
-    opened = std::make_unique<Store>(database, settings.limits.database_busy_timeout_ms);
+    opened = open_store(location, settings.limits.database_busy_timeout_ms);
   } catch (const StoreError& error) {
-    fmt::print(stderr, "cudojo serve: the database {} cannot be used: {}\n", database.string(), error.what());
+    fmt::print(stderr, "cudojo serve: the database {} cannot be used: {}\n",
+               shared_store ? redact_postgres_url(location) : location, error.what());
     return 2;
   }
   Store& store = *opened;
   const int requeued = store.requeue_interrupted();
 
   const std::string executable = self_executable();
-  const int gpus = count_gpus(executable);
+  const GpuSurvey gpus = settings.workers == 0 ? GpuSurvey{} : survey_gpus(executable);
+  NodeInfo node;
+  node.host = this_host_name();
+  node.name = settings.node_name.empty() ? fmt::format("{}-{}", node.host, getpid()) : settings.node_name;
+  node.gpu = gpus.model;
+  node.workers = settings.workers >= 0 ? settings.workers : std::max(1, gpus.count);
+  node.http = settings.http;
+  // The claims of this process: its name and a random suffix, so a node restarted under the same
+  // name never renews, and so keeps alive, the jobs of the process it replaced.
+  const std::string holder = fmt::format("{}#{}", node.name, store_internal::random_token().substr(0, 8));
+
   Dispatcher::Settings dispatch;
-  dispatch.workers = settings.workers >= 0 ? settings.workers : std::max(1, gpus);
-  dispatch.pin_gpus = settings.workers < 0 && gpus > 0;
+  dispatch.workers = node.workers;
+  dispatch.pin_gpus = settings.workers < 0 && gpus.count > 0;
   dispatch.worker_executable = executable;
   dispatch.cuda_include_dir = default_cuda_include_dir();
   dispatch.calibration_dir = settings.calibration_dir.string();
   dispatch.idle_poll_ms = settings.limits.dispatcher_idle_poll_ms;
   dispatch.next_workers_start_wait_ms = settings.limits.next_workers_start_wait_ms;
   dispatch.stop_grace_ms = settings.limits.stop_grace_ms;
+  dispatch.lease_seconds = settings.limits.job_lease_seconds;
+  dispatch.store_retry_ms = settings.limits.store_retry_ms;
+  dispatch.holder = holder;
+  dispatch.node_name = node.name;
+  dispatch.host = node.host;
+  dispatch.gpu = node.gpu;
   Dispatcher dispatcher(store, course, dispatch);
+  // Jobs queued by other nodes wake this node's idle judges at once (a shared store only). Started
+  // with the dispatcher, and stopped before it is.
+  auto start_judging = [&] {
+    dispatcher.start();
+    if (node.workers > 0) store.watch_new_jobs([&dispatcher] { dispatcher.notify(); });
+  };
+  Heartbeat heartbeat(store, {node, holder, settings.limits.job_lease_seconds, settings.limits.heartbeat_ms});
+  try {
+    heartbeat.start();
+  } catch (const std::exception& error) {
+    fmt::print(stderr, "cudojo serve: cannot register this node: {}\n", error.what());
+    return 2;
+  }
+
+  const std::string summary = fmt::format(
+      "store {}  node {}  workers {} ({} GPU{}{})  requeued {}", store.location(), node.name, node.workers,
+      gpus.count, gpus.count == 1 ? "" : "s", gpus.count > 0 ? ", " + gpus.model : std::string(), requeued);
+  if (!settings.http) {
+    // A judging host: no listener; it runs until a stop signal.
+    start_judging();
+    fmt::print("cudojo serve: no HTTP  {}\n", summary);
+    std::fflush(stdout);
+    int signal_number = 0;
+    sigwait(&stop_signals, &signal_number);
+    store.stop_watching();
+    dispatcher.stop();
+    heartbeat.stop();
+    return 0;
+  }
 
   httplib::Server server;
   server.new_task_queue = [threads = settings.limits.http_threads] {
     return new httplib::ThreadPool(threads);
   };
   server.set_payload_max_length(settings.limits.max_request_bytes);
-  Api api(store, dispatcher, course, settings, gpus);
+  Api api(store, dispatcher, course, settings, node, gpus.count);
   api.register_routes(server);
 
   const int port = settings.port == 0 ? server.bind_to_any_port(settings.host) : settings.port;
@@ -157,22 +228,23 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     fmt::print(stderr, "cudojo serve: cannot listen on {}\n", settings.host);
     return 2;
   }
-  dispatcher.start();
+  start_judging();
   std::thread stopper([&] {
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
     api.end_event_streams();  // open streams would otherwise hold the server for their full length
     server.stop();
   });
-  fmt::print("cudojo serve: http://{}:{}/  data {}  workers {} ({} GPU{})  requeued {}\n", settings.host,
-             port, settings.data_dir.string(), dispatch.workers, gpus, gpus == 1 ? "" : "s", requeued);
+  fmt::print("cudojo serve: http://{}:{}/  {}\n", settings.host, port, summary);
   std::fflush(stdout);
   server.listen_after_bind();
   // Reached after a stop signal: running jobs get a short grace to finish and record their verdicts;
   // the rest go back to the queue (Dispatcher::stop).
   pthread_kill(stopper.native_handle(), SIGTERM);
   stopper.join();
+  store.stop_watching();
   dispatcher.stop();
+  heartbeat.stop();
   return 0;
 }
 

@@ -16,8 +16,13 @@ namespace cudojo {
 struct ServeSettings {
   std::string host = "127.0.0.1";
   int port = 8080;
-  std::filesystem::path data_dir;         // holds cudojo.sqlite3
-  int workers = -1;                       // -1: one per visible GPU (at least one)
+  std::filesystem::path data_dir;  // holds cudojo.sqlite3 when `store` names no other place
+  // Where the store is: empty for data_dir/cudojo.sqlite3, a SQLite file path, or a
+  // postgresql:// URL shared with other nodes (serve/store.h).
+  std::string store;
+  bool http = true;                       // false: judge only, no listener (a GPU host behind web nodes)
+  std::string node_name;                  // empty: <host>-<pid>
+  int workers = -1;                       // -1: one per visible GPU (at least one); 0: none
   std::filesystem::path web_dir;          // index.html, app.js, style.css, node_modules/codemirror
   std::filesystem::path calibration_dir;  // per-GPU reference figures (cudojo calibrate)
   ServeLimits limits;
@@ -32,7 +37,12 @@ std::filesystem::path default_web_dir();
 // The data folder: $CUDOJO_DATA, else ./cudojo-data.
 std::filesystem::path default_data_dir();
 
-// Visible GPUs, counted by a child process so that this process never initializes CUDA.
-int count_gpus(const std::string& executable);
+// The GPUs this machine's judges would see, surveyed by a child process (`cudojo gpus`) so that
+// this process never initializes CUDA.
+struct GpuSurvey {
+  int count = 0;
+  std::string model = "none";  // the first GPU's name ("none" without one)
+};
+GpuSurvey survey_gpus(const std::string& executable);
 
 }  // namespace cudojo

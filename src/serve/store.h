@@ -1,30 +1,32 @@
-// The server's durable state, in one SQLite file: learners (a name, the SHA-256 of the token the
-// server issued, tokens themselves never being stored, and whether they opted in to leaderboards)
-// and jobs (source, state, progress, report). History, progress and leaderboards are queries over
-// jobs that read only the numbers they need out of the stored reports (SQLite's json_extract).
+// The server's durable state behind one interface, with two implementations chosen by the store's
+// location (open_store): SQLite, one file owned by one server (serve/sqlite_store.h), and
+// PostgreSQL, one database shared by any number of servers and GPU hosts (serve/postgres_store.h).
+// Both hold learners (a name, the SHA-256 of the token the server issued, tokens themselves never
+// being stored, and whether they opted in to leaderboards), jobs (source, state, progress,
+// report) and the nodes that serve or judge them. History, progress and leaderboards are queries
+// over jobs that read only the numbers they need out of the stored reports.
 //
 // Job states: queued -> running -> done. A job is written before the POST that created it
-// returns. At start-up, jobs left `running` by a server that stopped are put back to `queued`, so
-// none is lost; `finish` only moves a job that is `running`, so none completes twice. A job that
-// has been interrupted kMaxAttempts times is finished with internal_error instead of looping.
+// returns. Claiming a job makes the caller its holder for a lease, which the holder renews while
+// it judges; a job whose lease ran out (its judge died or lost the database) goes back to the
+// queue, and after kMaxAttempts starts it is finished with internal_error instead of looping.
+// `finish` only moves a job that is running under the caller's claim (same holder, same
+// attempt), so a job is recorded once even when a judge presumed dead comes back.
 //
-// Thread-safe: one connection behind a mutex (the server's load is a handful of writes a second).
+// Every call is thread-safe. Failures throw StoreError.
 #pragma once
 
-#include <sys/stat.h>
-
 #include <cstdint>
-#include <filesystem>
+#include <functional>
 #include <limits>
-#include <mutex>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/limits.h"
-
-struct sqlite3;
 
 namespace cudojo {
 
@@ -36,13 +38,20 @@ enum class StoreErrorCode {
   kInvalidName,
   // Another learner has the name: the caller's request is well formed but conflicts.
   kNameTaken,
-  // SQLite or OpenSSL failed (open, prepare, step, randomness, digest), or the database file is
-  // corrupt or gone: the server's fault, answered 503 with a reason.
+  // The learner used this submission key before for a different submission (stage, source or
+  // language): answered 422, as the Idempotency-Key draft says.
+  kKeyReused,
+  // The database or OpenSSL failed (open, prepare, step, randomness, digest), or the database
+  // file is corrupt or gone: the server's fault, answered 503 with a reason.
   kInternal,
   // The queue holds its limit of jobs (queued + running): try again shortly.
   kQueueFull,
   // This learner already has its limit of jobs queued or running.
   kLearnerBusy,
+  // The database cannot do it now (a shared store's connection is down, or a lock it needs is held
+  // by a node that was cut off): answered 503 with Retry-After and tried again by the caller; the
+  // store reconnects on its next call.
+  kUnavailable,
 };
 
 // Limits enqueue checks in the same transaction as its insert, so no burst of submissions can pass
@@ -109,6 +118,29 @@ struct LeaderboardEntry {
   double at = 0;  // when that job finished, seconds since the epoch
 };
 
+// Who holds a running job, and which start of it: a result is recorded only under the claim that
+// is still current.
+struct JobClaim {
+  std::int64_t id = 0;
+  std::string holder;  // the node's name (NodeInfo::name)
+  int attempt = 0;     // JobRecord::attempts when it was claimed
+};
+
+// One submission to queue. `client_key` (optional, the client's Idempotency-Key) makes it safe to
+// send again after an answer was lost: the same learner and key give the job queued the first time.
+struct Submission {
+  std::int64_t learner_id = 0;
+  std::string stage;
+  std::string source;
+  std::string language = "cuda";  // cuda, python or rust (checked by the caller)
+  std::string client_key;         // empty: none
+};
+
+struct Enqueued {
+  std::int64_t id = 0;
+  bool replayed = false;  // the key was seen: this is the job queued the first time
+};
+
 struct JobRecord {
   std::int64_t id = 0;
   std::int64_t learner_id = 0;
@@ -117,77 +149,124 @@ struct JobRecord {
   std::string language = "cuda";
   JobState state = JobState::kQueued;
   std::string phase;  // last progress reported ("queued", "compiled", "tests", ...)
-  int attempts = 0;
+  int attempts = 0;   // how many times a judge started it
   std::optional<std::string> verdict;
   std::optional<std::string> report_json;
   double created_at = 0;  // seconds since the epoch
   std::optional<double> started_at;
   std::optional<double> finished_at;
+  std::optional<std::string> holder;  // the node running it (while running)
+  std::optional<double> lease_until;  // when its holder's lease ends (while running)
+
+  JobClaim claim() const { return {id, holder.value_or(""), attempts}; }
+};
+
+// One cudojo process that serves pages, judges jobs, or both, as it registered itself.
+struct NodeInfo {
+  std::string name;  // unique among live nodes: the holder of the jobs it runs
+  std::string host;  // the machine's host name
+  std::string gpu;   // the GPU model its judges run on ("none" without one)
+  int workers = 0;   // jobs it judges at once (0: it only serves HTTP)
+  bool http = false;
+  double started_at = 0;
+  double last_seen = 0;
 };
 
 class Store {
  public:
   static constexpr int kMaxAttempts = ServeLimits{}.max_job_attempts;
 
-  // busy_timeout_ms: how long a call waits for another connection's write lock (see ServeLimits).
-  explicit Store(const std::filesystem::path& file,
-                 int busy_timeout_ms = ServeLimits{}.database_busy_timeout_ms);
-  ~Store();
+  Store() = default;
+  virtual ~Store() = default;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // "sqlite" or "postgresql".
+  virtual std::string_view kind() const = 0;
+  // Where the data is, fit to print: a file path, or a URL without its password.
+  virtual std::string location() const = 0;
+
   // Throws StoreError with kInvalidName when the name is malformed, kNameTaken when it is taken.
   // Leading and trailing spaces are trimmed; the learner returned carries the stored name.
-  IssuedLearner create_learner(const std::string& name);
-  std::optional<Learner> find_learner_by_token(const std::string& token);
+  virtual IssuedLearner create_learner(const std::string& name) = 0;
+  virtual std::optional<Learner> find_learner_by_token(const std::string& token) = 0;
   // Opts a learner in to or out of the leaderboards; the learner as stored after, nullopt if unknown.
-  std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard);
+  virtual std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) = 0;
 
-  // Throws StoreError with kQueueFull or kLearnerBusy when a limit is reached.
-  // `language`: cuda, python or rust (checked by the caller).
+  // Queues a submission. Throws StoreError with kQueueFull or kLearnerBusy when a limit is reached,
+  // kKeyReused when its key named another submission. The key is looked up and the limits counted
+  // in the same transaction as the insert, so no burst from any number of servers passes the
+  // limits together or queues one key twice. A replayed submission is not counted against them.
+  virtual Enqueued submit(const Submission& submission, const QueueLimits& limits = {}) = 0;
+  // submit() without a key; the new job's id.
   std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
-                       const QueueLimits& limits = {}, const std::string& language = "cuda");
-  // A running job back to the queue (its run was cut short by the server stopping); false when it
-  // was not running.
-  bool requeue(std::int64_t job_id, const std::string& phase);
-  std::int64_t pending_count();                         // queued + running, everyone's
-  std::int64_t queued_count();                          // waiting for a worker, everyone's
-  std::int64_t pending_count(std::int64_t learner_id);  // queued + running, one learner's
+                       const QueueLimits& limits = {}, const std::string& language = "cuda") {
+    return submit({learner_id, stage, source, language, ""}, limits).id;
+  }
+  virtual std::int64_t pending_count() = 0;                         // queued + running, everyone's
+  virtual std::int64_t queued_count() = 0;                          // waiting for a judge, everyone's
+  virtual std::int64_t pending_count(std::int64_t learner_id) = 0;  // queued + running, one learner's
   // How many queued jobs are ahead of this one (0 when it is next or no longer queued).
-  std::int64_t queue_position(std::int64_t job_id);
+  virtual std::int64_t queue_position(std::int64_t job_id) = 0;
 
-  // Takes the oldest queued job and marks it running; nullopt when the queue is empty.
-  std::optional<JobRecord> claim_next();
-  void set_phase(std::int64_t job_id, const std::string& phase);
-  // Records the result; false when the job was not running (already finished, or unknown).
-  bool finish(std::int64_t job_id, const std::string& verdict, const std::string& report_json);
-  // Start-up recovery: running jobs go back to the queue (or fail after kMaxAttempts).
-  int requeue_interrupted();
+  // Takes the next queued job for `holder` with a lease of `lease_seconds` and marks it running;
+  // nullopt when the queue is empty. Round robin by learner: each learner's oldest job, the
+  // learner served least recently first, so one learner's many jobs cannot make the others wait.
+  virtual std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) = 0;
+  // Extends the lease of every job `holder` runs; how many it holds.
+  virtual int renew_leases(const std::string& holder, double lease_seconds) = 0;
+  // Records progress; false when the claim is no longer current.
+  virtual bool set_phase(const JobClaim& claim, const std::string& phase) = 0;
+  // Records the result; false when the claim is no longer current (the job was taken back after
+  // its lease, finished already, or is unknown): the caller's result is then not recorded.
+  virtual bool finish(const JobClaim& claim, const std::string& verdict, const std::string& report_json) = 0;
+  // A running job back to the queue (its judge is stopping); false when the claim is not current.
+  virtual bool requeue(const JobClaim& claim, const std::string& phase) = 0;
+  // Running jobs whose lease ran out go back to the queue, or fail once they have been started
+  // kMaxAttempts times. Any node may call it at any time; returns how many jobs it moved.
+  virtual int requeue_expired() = 0;
+  // At a server's start: jobs no live judge can hold. A store one server owns (SQLite) takes back
+  // every running job at once; a shared one (PostgreSQL) only those whose lease ran out.
+  virtual int requeue_interrupted() = 0;
 
-  std::optional<JobRecord> job(std::int64_t job_id);
+  virtual std::optional<JobRecord> job(std::int64_t job_id) = 0;
   // A learner's jobs, newest first; stage filter optional; only ids below `before` when given (the
   // paging cursor); at most `limit`.
-  std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
-                                  std::optional<std::int64_t> before = std::nullopt);
+  virtual std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage,
+                                          int limit, std::optional<std::int64_t> before = std::nullopt) = 0;
   // The learner's standing on every stage they have a finished job on, ordered by stage id.
-  std::vector<StageProgress> progress(std::int64_t learner_id);
+  virtual std::vector<StageProgress> progress(std::int64_t learner_id) = 0;
   // The best accepted job of each opted-in learner on `stage`, by the ratio the gate used (the
   // report's metrics.baseline_ratio when present, else metrics.time_ratio), ascending; at most
   // `limit`. Jobs without either ratio are not ranked.
-  std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit);
+  virtual std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit) = 0;
 
-  // Whether the database can still be trusted: its file is the one opened (not deleted or
-  // replaced under the server) and answers a query. nullopt when healthy, else the reason.
-  std::optional<std::string> problem();
+  // Registers a node, or refreshes it (its heartbeat): last_seen becomes now.
+  virtual void register_node(const NodeInfo& node) = 0;
+  // Nodes seen within the last `seen_within_seconds`, by name.
+  virtual std::vector<NodeInfo> nodes(double seen_within_seconds) = 0;
 
- private:
-  void execute(const char* sql);
-  void migrate();
-  sqlite3* db_ = nullptr;
-  std::mutex mutex_;
-  std::filesystem::path file_;
-  ino_t inode_ = 0;
+  // Whether the database can be used now: nullopt when healthy, else the reason (a file deleted or
+  // replaced under the server, a connection that does not answer).
+  virtual std::optional<std::string> problem() = 0;
+
+  // Calls `on_new_jobs` (from a thread of the store's) soon after any node queues a job, so idle
+  // judges start at once instead of at their next poll; until stop_watching(). A store one server
+  // owns has no other node to hear from, and ignores it: that server wakes its own judges.
+  virtual void watch_new_jobs(std::function<void()> on_new_jobs) { (void)on_new_jobs; }
+  virtual void stop_watching() {}
 };
+
+// Whether `location` names a PostgreSQL database (a postgresql:// or postgres:// URL).
+bool is_postgres_location(std::string_view location);
+// Opens the store at `location`: a PostgreSQL URL (libpq's syntax) opens a shared database;
+// anything else is a SQLite file, created if absent. Either schema is created or migrated to this
+// version's. Throws StoreError.
+std::unique_ptr<Store> open_store(const std::string& location,
+                                  int busy_timeout_ms = ServeLimits{}.database_busy_timeout_ms);
+
+// The message a job gets when it was started kMaxAttempts times and never finished.
+std::string gave_up_report_json();
 
 // SHA-256 of a token, as lowercase hex.
 std::string token_digest(const std::string& token);

@@ -160,6 +160,15 @@ class NginxProxy {
   int port_ = 0;
 };
 
+// CUDOJO_API_STORE=postgresql (ctest api.postgresql): every server in these tests keeps its jobs
+// in a fresh PostgreSQL database on the test cluster instead of SQLite in its data folder.
+bool on_postgres() {
+  const char* value = std::getenv("CUDOJO_API_STORE");
+  return value && std::string(value) == "postgresql";
+}
+
+constexpr const char* kSqliteOnly = "a SQLite file's own behaviour; this run uses PostgreSQL";
+
 bool via_nginx() {
   const char* value = std::getenv("CUDOJO_API_VIA_NGINX");
   return value && std::string(value) == "1";
@@ -173,13 +182,25 @@ class Api : public ::testing::Test {
     data_ = fs::temp_directory_path() / ("cudojo_api_" + std::to_string(getpid()) + "_" +
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(data_);
+    if (on_postgres()) {
+      const auto server = testing::postgres_test_server();
+      if (!server) GTEST_SKIP() << testing::kNoPostgresReason;
+      postgres_ = testing::create_postgres_database(*server);
+      ASSERT_FALSE(postgres_.empty()) << "could not create a database on " << *server;
+    }
   }
   void TearDown() override {
     proxy_.reset();
     server_.reset();
     fs::remove_all(data_);
+    if (!postgres_.empty()) testing::drop_postgres_database(postgres_);
   }
-  void start(const std::vector<std::string>& extra = {"--workers", "1"}) {
+  // The server's store: the SQLite file in its data folder, or this test's PostgreSQL database.
+  std::string store_location() const {
+    return postgres_.empty() ? (data_ / "cudojo.sqlite3").string() : postgres_;
+  }
+  void start(std::vector<std::string> extra = {"--workers", "1"}) {
+    if (!postgres_.empty()) extra.insert(extra.end(), {"--store", postgres_});
     server_ = std::make_unique<ServerProcess>(data_, extra);
     if (via_nginx()) proxy_ = std::make_unique<NginxProxy>(data_ / "nginx", server_->port());
   }
@@ -226,6 +247,7 @@ class Api : public ::testing::Test {
   fs::path data_;
   std::unique_ptr<ServerProcess> server_;
   std::unique_ptr<NginxProxy> proxy_;
+  std::string postgres_;  // this test's database URL when on_postgres()
 };
 
 TEST_F(Api, StagesAreListedAndDetailed) {
@@ -436,7 +458,7 @@ TEST_F(Api, BadRequestsGetAClearError) {
 TEST_F(Api, ADatabaseFailureIsTheServersErrorNotTheRequests) {
   start();
   sign_in("ada");
-  ASSERT_TRUE(testing::refuse_new_learners(data_ / "cudojo.sqlite3"));
+  ASSERT_TRUE(testing::refuse_new_learners(store_location()));
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"bob\"}", "application/json")->status, 503);
   // The checks that come before the database still answer for the request.
   EXPECT_EQ(client().Post("/api/learners", "{\"name\": \"ada\"}", "application/json")->status, 409);
@@ -501,9 +523,9 @@ TEST_F(Api, AJobInterruptedWhileRunningRunsAgain) {
   const auto id = json::parse(response->body)["id"].get<std::int64_t>();
   server_->stop(SIGTERM);
   {
-    // What a server that died mid-run leaves behind: the job marked running.
-    Store store(data_ / "cudojo.sqlite3");
-    ASSERT_EQ(store.claim_next()->id, id);
+    // What a server that died mid-run leaves behind: the job marked running, its lease run out.
+    auto store = open_store(store_location());
+    ASSERT_EQ(store->claim_next("died#1", 0)->id, id);
   }
   start({"--workers", "1"});
   json job = wait_done(token, id);
@@ -697,6 +719,7 @@ std::pair<int, std::string> serve_briefly(const std::string& arguments) {
 }
 
 TEST_F(Api, OneServerPerDataFolderAndNoneOnATakenPort) {
+  if (on_postgres()) GTEST_SKIP() << kSqliteOnly;
   start({"--workers", "0"});
   const auto [code, out] = serve_briefly("--port 0 --workers 0 --data-dir " + data_.string());
   EXPECT_EQ(code, 2) << out;
@@ -763,6 +786,7 @@ TEST_F(Api, SlowAndIdleClientsDoNotDelayOthers) {
 }
 
 TEST_F(Api, ADatabaseDeletedUnderTheServerIsReportedAndNothingMoreIsAcknowledged) {
+  if (on_postgres()) GTEST_SKIP() << kSqliteOnly;
   start({"--workers", "0"});
   const std::string ada = sign_in("ada");
   auto healthy = client().Get("/api/health");
@@ -781,12 +805,70 @@ TEST_F(Api, ADatabaseDeletedUnderTheServerIsReportedAndNothingMoreIsAcknowledged
 }
 
 TEST_F(Api, ACorruptDatabaseIsRefusedAtStart) {
+  if (on_postgres()) GTEST_SKIP() << kSqliteOnly;
   fs::create_directories(data_);
   { std::ofstream(data_ / "cudojo.sqlite3") << std::string(4096, 'x'); }
   const auto [code, out] = serve_briefly("--port 0 --workers 0 --data-dir " + data_.string());
   EXPECT_EQ(code, 2) << out;
   EXPECT_EQ(out.find("listening"), std::string::npos);
   EXPECT_NE(out.find("cudojo.sqlite3"), std::string::npos) << out;
+}
+
+// The node answering says who it is and what its store is; every node of the store is listed, and
+// a report names the node, host and GPU that judged it.
+TEST_F(Api, HealthAndReportsNameTheNodeAndItsGpu) {
+  start({"--workers", "1", "--node-name", "judge one"});
+  auto health = client().Get("/api/health");
+  ASSERT_TRUE(health);
+  ASSERT_EQ(health->status, 200) << health->body;
+  const json state = json::parse(health->body);
+  EXPECT_EQ(state["store"], on_postgres() ? "postgresql" : "sqlite");
+  EXPECT_EQ(state["node"], "judge one");
+  EXPECT_EQ(state["gpu"], "none");  // no GPU on this machine
+  auto nodes = client().Get("/api/nodes");
+  ASSERT_TRUE(nodes);
+  ASSERT_EQ(nodes->status, 200);
+  const json listed = json::parse(nodes->body);
+  ASSERT_EQ(listed.size(), 1u) << listed;
+  EXPECT_EQ(listed[0]["name"], "judge one");
+  EXPECT_EQ(listed[0]["workers"], 1);
+  EXPECT_EQ(listed[0]["http"], true);
+  EXPECT_EQ(listed[0]["host"], state["host"]);
+
+  const std::string token = sign_in("ada");
+  auto response = submit(token, {{"stage", "reduction/3"}, {"source", compile_error_source()}});
+  ASSERT_EQ(response->status, 202);
+  const json job = wait_done(token, json::parse(response->body)["id"].get<std::int64_t>());
+  EXPECT_EQ(job["report"]["judged_by"]["node"], "judge one");
+  EXPECT_EQ(job["report"]["judged_by"]["host"], state["host"]);
+  EXPECT_EQ(job["report"]["judged_by"]["gpu"], "none");
+}
+
+// A client that lost the answer sends the same submission with the same Idempotency-Key again and
+// gets the job it queued, never a second one.
+TEST_F(Api, ASubmissionSentTwiceWithItsKeyIsQueuedOnce) {
+  start({"--workers", "0"});
+  const std::string token = sign_in("ada");
+  const json body = {{"stage", "reduction/3"}, {"source", compile_error_source()}};
+  auto post = [&](const std::string& key, const json& payload) {
+    return client().Post("/api/jobs", {{"Authorization", "Bearer " + token}, {"Idempotency-Key", key}},
+                         payload.dump(), "application/json");
+  };
+  auto first = post("3f1c9a52-run-1", body);
+  ASSERT_EQ(first->status, 202) << first->body;
+  auto again = post("3f1c9a52-run-1", body);
+  ASSERT_EQ(again->status, 200) << again->body;
+  EXPECT_EQ(json::parse(again->body)["id"], json::parse(first->body)["id"]);
+  EXPECT_EQ(json::parse(again->body)["replayed"], true);
+  EXPECT_EQ(again->get_header_value("Location"), first->get_header_value("Location"));
+  json changed = body;
+  changed["source"] = "__global__ void other() {}";
+  auto reused = post("3f1c9a52-run-1", changed);
+  EXPECT_EQ(reused->status, 422) << reused->body;
+  EXPECT_EQ(post("has space", body)->status, 400);
+  EXPECT_EQ(post(std::string(101, 'k'), body)->status, 400);
+  auto history = client().Get("/api/history", {{"Authorization", "Bearer " + token}});
+  EXPECT_EQ(json::parse(history->body)["jobs"].size(), 1u);
 }
 
 TEST_F(Api, AJobIsVisibleOnlyToItsLearner) {
@@ -852,7 +934,7 @@ TEST_F(Api, HistoryPagesNewestFirstWithSummariesOnly) {
   const httplib::Headers auth = {{"Authorization", "Bearer " + token}};
   const auto ada = learner_id(token);
   ASSERT_GT(ada, 0);
-  const fs::path database = data_ / "cudojo.sqlite3";
+  const std::string database = store_location();
   std::vector<std::int64_t> ids;
   for (int i = 0; i < 24; ++i) {
     ids.push_back(testing::insert_finished_job(database, ada, i % 2 ? "reduction/3" : "reduction/2",
@@ -929,9 +1011,8 @@ TEST_F(Api, ProgressIsAttemptedAfterACompileErrorAndAcceptedAfterAnAcceptedJob) 
                                          {"last_job", id}}));
 
   // An accepted job (written as a GPU judge would have) makes the stage accepted, with its numbers.
-  const auto accepted =
-      testing::insert_finished_job(data_ / "cudojo.sqlite3", learner_id(token), "reduction/3", "accepted",
-                                   report_with(1.25, std::nullopt, 0.04));
+  const auto accepted = testing::insert_finished_job(store_location(), learner_id(token), "reduction/3",
+                                                     "accepted", report_with(1.25, std::nullopt, 0.04));
   ASSERT_GT(accepted, 0);
   stages = json::parse(client().Get("/api/progress", auth)->body)["stages"];
   EXPECT_EQ(stages["reduction/3"]["status"], "accepted");
@@ -946,7 +1027,7 @@ TEST_F(Api, ProgressIsAttemptedAfterACompileErrorAndAcceptedAfterAnAcceptedJob) 
 TEST_F(Api, TheLeaderboardRanksOptedInLearnersByTheGatesRatio) {
   start({"--workers", "0"});
   const std::string ada = sign_in("ada"), bob = sign_in("bob b"), cyd = sign_in("cyd");
-  const fs::path database = data_ / "cudojo.sqlite3";
+  const std::string database = store_location();
   for (const auto& token : {ada, bob}) {
     ASSERT_EQ(client()
                   .Put("/api/me", {{"Authorization", "Bearer " + token}}, R"({"leaderboard": true})",

@@ -137,18 +137,32 @@ async function checkLanguages(page) {
   await expectLanguage(page, stage, "python", "python", "python");
   expect(await editorValue(page) === pythonDraft, "back to the Python draft");
 
-  // Run sends the language; the job, the result panel and the history say Python.
+  // Run sends the language; the job, the result panel and the history say Python. The first answer
+  // is lost on its way back (the server has queued the job): the page sends the submission again
+  // under the same Idempotency-Key and gets the same job back, not a second one.
   const posted = [];
-  await page.route("**/api/jobs", (route) => {
-    if (route.request().method() === "POST") posted.push(route.request().postDataJSON());
-    return route.continue();
+  let answerLost = false;
+  await page.route("**/api/jobs", async (route) => {
+    if (route.request().method() !== "POST") return route.continue();
+    posted.push({ ...route.request().postDataJSON(), key: route.request().headers()["idempotency-key"] });
+    if (answerLost) return route.continue();
+    answerLost = true;
+    await route.fetch();
+    return route.abort("connectionreset");
   });
   const response = page.waitForResponse((r) => r.url().endsWith("/api/jobs") && r.request().method() === "POST");
   await page.click("#run");
   const job = await (await response).json();
-  expect(posted.length === 1, `one job posted (got ${posted.length})`);
+  expect(posted.length === 2, `the submission is sent again after its answer was lost (posted ${posted.length})`);
+  expect(/^[0-9a-f]{32}$/.test(posted[0].key || ""), `Run sends an Idempotency-Key (got ${JSON.stringify(posted[0].key)})`);
+  expect(posted[1].key === posted[0].key, "... and the same key again");
+  expect(job.replayed === true, `the server answers with the job it queued first (got ${JSON.stringify(job)})`);
   expect(posted[0].language === "python", `Run sends language "python" (got ${JSON.stringify(posted[0].language)})`);
   expect(posted[0].source === pythonDraft && posted[0].stage === "reduction/3", "... with the Python source and stage");
+  const pythonJobs = await page.evaluate(() => fetch("/api/history?stage=reduction/3", {
+    headers: { Authorization: `Bearer ${localStorage.getItem("cudojo.token")}` } }).then((r) => r.json()));
+  expect(pythonJobs.jobs.filter((j) => j.language === "python").length === 1,
+         `one Python job queued, not two (history: ${JSON.stringify(pythonJobs.jobs.map((j) => j.language))})`);
   const stored_job = await page.evaluate((id) => fetch(`/api/jobs/${id}`, {
     headers: { Authorization: `Bearer ${localStorage.getItem("cudojo.token")}` } }).then((r) => r.json()), job.id);
   expect(stored_job.language === "python", `the server keeps the job as python (got ${stored_job.language})`);

@@ -1,0 +1,99 @@
+// The Store in a PostgreSQL database shared by any number of `cudojo serve` processes on any
+// number of machines, with no coordinator of our own: the database is the only shared state.
+//
+// - Claiming takes a queued row with FOR UPDATE SKIP LOCKED, so concurrent dispatchers on every
+//   host get different jobs without waiting on each other.
+// - Time in leases and stamps is the database server's clock, so hosts' clocks need not agree.
+// - Queue limits are counted and the job inserted under one transaction-scoped advisory lock, so
+//   no burst spread over many web nodes passes them together.
+// - Connections come from a small pool; one that breaks is dropped and a new one made on the next
+//   call. Calls made while the database is unreachable throw StoreError(kUnavailable). A call whose
+//   first statement fails on a broken connection is retried once on a fresh one: every write
+//   starts with BEGIN, so nothing of it ran.
+// - Judges idle on other hosts hear of a new job at once: enqueue NOTIFYs a channel that every
+//   judging node LISTENs on (watch_new_jobs); their poll remains as the backstop.
+// - The schema is versioned in cudojo_schema and migrated at open under an advisory lock, so nodes
+//   starting together migrate once.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "serve/store.h"
+
+struct pg_conn;
+
+namespace cudojo {
+
+class PostgresStore final : public Store {
+ public:
+  // `url`: libpq's postgresql://user[:password]@host[:port]/database[?options]. Throws StoreError
+  // when the database cannot be reached (kUnavailable) or its schema is newer than this build's.
+  explicit PostgresStore(const std::string& url, int max_connections = 8);
+  ~PostgresStore() override;
+
+  std::string_view kind() const override { return "postgresql"; }
+  std::string location() const override { return printable_url_; }
+
+  IssuedLearner create_learner(const std::string& name) override;
+  std::optional<Learner> find_learner_by_token(const std::string& token) override;
+  std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) override;
+
+  Enqueued submit(const Submission& submission, const QueueLimits& limits) override;
+  std::int64_t pending_count() override;
+  std::int64_t queued_count() override;
+  std::int64_t pending_count(std::int64_t learner_id) override;
+  std::int64_t queue_position(std::int64_t job_id) override;
+
+  std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) override;
+  int renew_leases(const std::string& holder, double lease_seconds) override;
+  bool set_phase(const JobClaim& claim, const std::string& phase) override;
+  bool finish(const JobClaim& claim, const std::string& verdict, const std::string& report_json) override;
+  bool requeue(const JobClaim& claim, const std::string& phase) override;
+  int requeue_expired() override;
+  int requeue_interrupted() override { return requeue_expired(); }
+
+  std::optional<JobRecord> job(std::int64_t job_id) override;
+  std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
+                                  std::optional<std::int64_t> before) override;
+  std::vector<StageProgress> progress(std::int64_t learner_id) override;
+  std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit) override;
+
+  void register_node(const NodeInfo& node) override;
+  std::vector<NodeInfo> nodes(double seen_within_seconds) override;
+
+  std::optional<std::string> problem() override;
+
+  // LISTEN on a connection of its own; enqueue and every return to the queue NOTIFY on commit.
+  void watch_new_jobs(std::function<void()> on_new_jobs) override;
+  void stop_watching() override;
+
+  class Session;  // one pooled connection lent to one call (postgres_store.cc)
+
+ private:
+  // Runs `work` on a pooled connection; retries once on a fresh connection when the first
+  // statement found the connection broken. Returns what `work` returns.
+  template <typename Work>
+  auto with_session(Work&& work);
+  pg_conn* connect();
+  void migrate();
+
+  std::string url_;
+  std::string printable_url_;
+  int max_connections_;
+  std::mutex pool_mutex_;
+  std::condition_variable pool_returned_;
+  std::vector<pg_conn*> idle_;
+  int lent_ = 0;
+  std::thread watcher_;
+  std::atomic<bool> stop_watching_{false};
+};
+
+// `url` with any password replaced by "***", for logs and /api/health.
+std::string redact_postgres_url(const std::string& url);
+
+}  // namespace cudojo
