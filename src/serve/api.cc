@@ -408,6 +408,10 @@ void Api::submit_job(const Request& request, Response& response) {
   const std::string source = body["source"].get<std::string>();
   if (auto too_large = source_size_error(source.size(), judge_limits_))
     return send_error(response, 413, *too_large);
+  // A NUL byte ends a string in the database's protocol: refused here, for both stores alike, rather
+  // than stored cut short.
+  if (source.find('\0') != std::string::npos)
+    return send_error(response, 400, "the source holds a NUL character (\\u0000); no compiler takes one");
   Language language = Language::kCuda;
   if (body.contains("language")) {
     const auto named =
@@ -439,17 +443,28 @@ void Api::submit_job(const Request& request, Response& response) {
     return send_error(response, http_status(error.code()), error.what());
   }
   response.set_header("Location", fmt::format("/api/jobs/{}", queued.id));
+  // The job is stored: from here on a failing read must not turn into an error, which a client
+  // without a key would answer by queuing the submission again.
+  auto stored = [&]<typename Read>(Read read) -> json {
+    try {
+      return read();
+    } catch (const StoreError&) {
+      return nullptr;
+    }
+  };
   if (queued.replayed) {
     // The job this key queued before, as it stands now.
-    const auto job = store_.job(queued.id);
-    return send_json(response, 200,
-                     {{"id", queued.id},
-                      {"state", job ? std::string(to_string(job->state)) : "queued"},
-                      {"replayed", true}});
+    const json state = stored([&]() -> json {
+      const auto job = store_.job(queued.id);
+      return job ? json(std::string(to_string(job->state))) : json(nullptr);
+    });
+    return send_json(response, 200, {{"id", queued.id}, {"state", state}, {"replayed", true}});
   }
   dispatcher_.notify();
   send_json(response, 202,
-            {{"id", queued.id}, {"state", "queued"}, {"position", store_.queue_position(queued.id)}});
+            {{"id", queued.id}, {"state", "queued"}, {"position", stored([&]() -> json {
+                                                        return store_.queue_position(queued.id);
+                                                      })}});
 }
 
 std::optional<JobRecord> Api::owned_job(const Request& request, Response& response) {

@@ -24,6 +24,7 @@ void Dispatcher::start() {
 void Dispatcher::stop() {
   stopping_ = true;
   wake_.notify_all();
+  store_retry_.notify_all();
   {
     std::unique_lock lock(mutex_);
     job_ended_.wait_for(lock, std::chrono::milliseconds(settings_.stop_grace_ms),
@@ -44,6 +45,13 @@ void Dispatcher::stop() {
 }
 
 void Dispatcher::notify() { wake_.notify_one(); }
+
+std::vector<JobClaim> Dispatcher::running_claims() {
+  std::lock_guard lock(mutex_);
+  std::vector<JobClaim> claims;
+  for (const auto& [id, claim] : running_) claims.push_back(claim);
+  return claims;
+}
 
 WorkerSettings Dispatcher::worker_settings(int slot) const {
   WorkerSettings workers;
@@ -89,11 +97,16 @@ void Dispatcher::run_slot(int slot) {
     }
     std::optional<PreparedWorkers> next;
     if (others_waiting()) next = prepare();
-    ++running_jobs_;
+    {
+      std::lock_guard lock(mutex_);
+      ++running_jobs_;
+      running_[job->id] = job->claim();
+    }
     run_job(slot, *job, std::move(prepared), next ? &*next : nullptr);
     {
       std::lock_guard lock(mutex_);
       --running_jobs_;
+      running_.erase(job->id);
     }
     job_ended_.notify_all();
     prepared = std::move(next);
@@ -173,8 +186,14 @@ void Dispatcher::record(const JobClaim& claim, const Report& report) {
       return;
     } catch (const StoreError& error) {
       if (error.code() != StoreErrorCode::kUnavailable || stopping_) {
-        fmt::print(stderr, "cudojo serve: cannot record job {} (its lease will put it back): {}\n", claim.id,
+        fmt::print(stderr, "cudojo serve: cannot record job {}; it goes back to the queue: {}\n", claim.id,
                    error.what());
+        // Best effort: when this fails too, the lease (no longer renewed) runs out and any node
+        // puts the job back.
+        try {
+          store_.requeue(claim, "queued again: its result could not be recorded");
+        } catch (const StoreError&) {
+        }
         return;
       }
       if (!said_unavailable) {
@@ -183,8 +202,8 @@ void Dispatcher::record(const JobClaim& claim, const Report& report) {
       }
     }
     std::unique_lock lock(mutex_);
-    wake_.wait_for(lock, std::chrono::milliseconds(settings_.store_retry_ms),
-                   [this] { return stopping_.load(); });
+    store_retry_.wait_for(lock, std::chrono::milliseconds(settings_.store_retry_ms),
+                          [this] { return stopping_.load(); });
   }
 }
 

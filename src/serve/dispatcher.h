@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -55,6 +56,8 @@ class Dispatcher {
   // A job was queued: wake an idle slot now rather than at its next poll.
   void notify();
   int workers() const { return settings_.workers; }
+  // The claims of the jobs being judged now (for the heartbeat's lease renewals).
+  std::vector<JobClaim> running_claims();
 
  private:
   void run_slot(int slot);
@@ -78,6 +81,8 @@ class Dispatcher {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable job_ended_;
+  std::condition_variable store_retry_;       // record() waits here between tries, apart from wake_
+  std::map<std::int64_t, JobClaim> running_;  // by job id, under mutex_
 };
 
 }  // namespace cudojo

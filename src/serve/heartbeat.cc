@@ -35,11 +35,13 @@ void Heartbeat::stop() {
 void Heartbeat::beat() {
   try {
     store_.register_node(settings_.node);
-    if (settings_.node.workers > 0) store_.renew_leases(settings_.holder, settings_.lease_seconds);
+    if (settings_.running_claims) store_.renew_leases(settings_.running_claims(), settings_.lease_seconds);
     if (const int moved = store_.requeue_expired(); moved > 0) {
-      fmt::print(stderr, "cudojo serve: {} job(s) whose judge stopped answering went back to the queue\n", moved);
+      fmt::print(stderr, "cudojo serve: {} job(s) whose judge stopped answering went back to the queue\n",
+                 moved);
     }
-    if (store_failing_) fmt::print(stderr, "cudojo serve: the store at {} answers again\n", store_.location());
+    if (store_failing_)
+      fmt::print(stderr, "cudojo serve: the store at {} answers again\n", store_.location());
     store_failing_ = false;
   } catch (const std::exception& error) {
     if (!store_failing_) fmt::print(stderr, "cudojo serve: heartbeat failed: {}\n", error.what());

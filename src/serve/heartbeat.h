@@ -6,10 +6,12 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "serve/store.h"
 
@@ -19,7 +21,8 @@ class Heartbeat {
  public:
   struct Settings {
     NodeInfo node;
-    std::string holder;  // the name this node's claims carry (Dispatcher::Settings::node)
+    // The claims of the jobs this node is judging now: only their leases are renewed.
+    std::function<std::vector<JobClaim>()> running_claims;
     double lease_seconds = ServeLimits{}.job_lease_seconds;
     int interval_ms = ServeLimits{}.heartbeat_ms;
   };

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <libpq-fe.h>
-
 #include <poll.h>
 
 #include <chrono>
@@ -63,7 +62,13 @@ bool is_unavailable(PGconn* connection, const PGresult* result) {
   if (!state) return true;  // no SQLSTATE: libpq lost the server before it answered
   const std::string_view code = state;
   return code.starts_with("08") || code.starts_with("57P") || code == "55P03" || code == "57014" ||
-         code == "40001" || code == "40P01";
+         code == "40001" || code == "40P01" || code == "25006" || code.starts_with("53") || code == "58030";
+}
+
+// Whether the connection itself is gone (as opposed to a statement refused on a live one).
+bool is_broken(PGconn* connection, const std::string& code) {
+  return PQstatus(connection) != CONNECTION_OK || code.empty() || code.starts_with("08") ||
+         code.starts_with("57P");
 }
 
 std::string first_line(const char* message) {
@@ -89,7 +94,9 @@ class Rows {
     return std::string(PQgetvalue(result_, row, column),
                        static_cast<std::size_t>(PQgetlength(result_, row, column)));
   }
-  std::int64_t integer(int row, int column) const { return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10); }
+  std::int64_t integer(int row, int column) const {
+    return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10);
+  }
   double real(int row, int column) const { return std::strtod(PQgetvalue(result_, row, column), nullptr); }
   bool boolean(int row, int column) const { return PQgetvalue(result_, row, column)[0] == 't'; }
   std::optional<std::string> optional_text(int row, int column) const {
@@ -123,7 +130,8 @@ class Params {
   }
   std::vector<const char*> pointers() const {
     std::vector<const char*> pointers;
-    for (std::size_t i = 0; i < values_.size(); ++i) pointers.push_back(null_[i] ? nullptr : values_[i].c_str());
+    for (std::size_t i = 0; i < values_.size(); ++i)
+      pointers.push_back(null_[i] ? nullptr : values_[i].c_str());
     return pointers;
   }
 
@@ -135,9 +143,9 @@ class Params {
 // The columns every job query selects, in this order (read_job's), qualified by `table`.
 std::string job_columns(std::string_view table) {
   std::string columns;
-  for (const char* column : {"id", "learner_id", "stage", "source", "state", "phase", "attempts", "verdict",
-                             "report", "created_at", "started_at", "finished_at", "language", "holder",
-                             "lease_until"}) {
+  for (const char* column :
+       {"id", "learner_id", "stage", "source", "state", "phase", "attempts", "verdict", "report",
+        "created_at", "started_at", "finished_at", "language", "holder", "lease_until"}) {
     if (!columns.empty()) columns += ", ";
     columns += fmt::format("{}.{}", table, column);
   }
@@ -175,8 +183,8 @@ Learner read_learner(const Rows& rows) { return {rows.integer(0, 0), rows.text(0
 // SQL for numbers in a job's stored report.
 #define CUDOJO_REPORT_NUMBER(path) "cudojo_report_number(report, '{" path "}')"
 // The ratio the gate judged by: the baseline's when the stage has one, else the reference's.
-constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER("metrics,baseline_ratio") ", " CUDOJO_REPORT_NUMBER(
-    "metrics,time_ratio") ")";
+constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER(
+    "metrics,baseline_ratio") ", " CUDOJO_REPORT_NUMBER("metrics,time_ratio") ")";
 constexpr const char* kTimeRatio = CUDOJO_REPORT_NUMBER("metrics,time_ratio");
 constexpr const char* kBaselineRatio = CUDOJO_REPORT_NUMBER("metrics,baseline_ratio");
 constexpr const char* kMedianMs = CUDOJO_REPORT_NUMBER("metrics,time_ms,median");
@@ -199,7 +207,7 @@ class PostgresStore::Session {
   Rows run(const std::string& sql, const Params& params = {}) {
     const auto values = params.pointers();
     PGresult* result = PQexecParams(connection_, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                     values.data(), nullptr, nullptr, 0);
+                                    values.data(), nullptr, nullptr, 0);
     const ExecStatusType status = PQresultStatus(result);
     const bool first = statements_++ == 0;
     if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Rows(result);
@@ -207,11 +215,14 @@ class PostgresStore::Session {
     const std::string state =
         PQresultErrorField(result, PG_DIAG_SQLSTATE) ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : "";
     const bool unavailable = is_unavailable(connection_, result);
+    const bool broken = is_broken(connection_, state);
     PQclear(result);
-    if (unavailable && first) throw BrokenBeforeWork{message};
+    // Only a connection found dead is worth a second try at once; a statement that waited its full
+    // lock or statement timeout would only wait again.
+    if (broken && first) throw BrokenBeforeWork{message};
     if (unavailable) {
       // A live connection whose statement was cut short waited on a lock or a clock, not the network.
-      const bool reached = PQstatus(connection_) == CONNECTION_OK && !state.starts_with("08") && !state.starts_with("57P");
+      const bool reached = !broken;
       throw StoreError(StoreErrorCode::kUnavailable,
                        (reached ? "the database could not do it in time (a lock held elsewhere): "
                                 : "the database cannot be reached: ") +
@@ -324,28 +335,40 @@ void PostgresStore::stop_watching() {
 }
 
 PGconn* PostgresStore::connect() {
-  // The URL first; the options after it apply on top. A host cut off mid-query is noticed within
-  // tcp_user_timeout, not TCP's minutes; a connection attempt gives up after connect_timeout.
+  // A host cut off mid-query is noticed within tcp_user_timeout, not TCP's minutes; a connection
+  // attempt gives up after connect_timeout.
   //
   // The server side needs bounds too. A node cut off in the middle of a transaction leaves its
   // backend holding row locks until the server notices: keep-alives from the server find a silent
   // client within about 11 s, and a backend left idle inside a transaction is ended after 15 s, so
   // the locks go and the job's lease can be swept. No statement of ours waits on a lock for more
   // than 10 s or runs for more than 30 s.
-  const char* keywords[] = {"dbname",           "connect_timeout", "tcp_user_timeout", "keepalives_idle",
-                            "keepalives_interval", "keepalives_count", "application_name", "options",
+  // Our settings come before the URL, so any the URL names itself win; `options` comes after it,
+  // holding ours and then the URL's own (or $PGOPTIONS), so a later `-c` of theirs wins too.
+  std::string their_options;
+  if (PQconninfoOption* parsed = PQconninfoParse(url_.c_str(), nullptr)) {
+    for (PQconninfoOption* option = parsed; option->keyword; ++option) {
+      if (std::string_view(option->keyword) == "options" && option->val) their_options = option->val;
+    }
+    PQconninfoFree(parsed);
+  }
+  if (their_options.empty()) {
+    if (const char* environment = std::getenv("PGOPTIONS")) their_options = environment;
+  }
+  const std::string options =
+      "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3"
+      " -c idle_in_transaction_session_timeout=15000 -c lock_timeout=10000 -c statement_timeout=30000 " +
+      their_options;
+  const char* keywords[] = {"connect_timeout",
+                            "tcp_user_timeout",
+                            "keepalives_idle",
+                            "keepalives_interval",
+                            "keepalives_count",
+                            "application_name",
+                            "dbname",
+                            "options",
                             nullptr};
-  const char* values[] = {url_.c_str(),
-                          "5",
-                          "10000",
-                          "5",
-                          "2",
-                          "3",
-                          "cudojo",
-                          "-c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=3"
-                          " -c idle_in_transaction_session_timeout=15000 -c lock_timeout=10000"
-                          " -c statement_timeout=30000",
-                          nullptr};
+  const char* values[] = {"5", "10000", "5", "2", "3", "cudojo", url_.c_str(), options.c_str(), nullptr};
   PGconn* connection = PQconnectdbParams(keywords, values, /*expand_dbname=*/1);
   if (!connection || PQstatus(connection) != CONNECTION_OK) {
     const std::string message = connection ? first_line(PQerrorMessage(connection)) : "out of memory";
@@ -354,7 +377,8 @@ PGconn* PostgresStore::connect() {
                      fmt::format("cannot connect to {}: {}", printable_url_, message));
   }
   // Notices (such as "relation already exists, skipping") are not for the server's log.
-  PQsetNoticeProcessor(connection, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      connection, [](void*, const char*) {}, nullptr);
   return connection;
 }
 
@@ -396,6 +420,13 @@ auto PostgresStore::with_session(Work&& work) {
       }
     } catch (const BrokenBeforeWork& broken) {
       give_back(connection);
+      // The idle connections went to the same server, and look alive until used: after a restart
+      // every one of them is dead. Close them all, so the second try connects afresh.
+      {
+        std::lock_guard lock(pool_mutex_);
+        for (PGconn* idle : idle_) PQfinish(idle);
+        idle_.clear();
+      }
       if (round == 1) {
         throw StoreError(StoreErrorCode::kUnavailable,
                          fmt::format("the database cannot be reached: {}", broken.reason));
@@ -456,7 +487,8 @@ IssuedLearner PostgresStore::create_learner(const std::string& requested) {
                          ") ON CONFLICT (name) DO NOTHING RETURNING id, name, leaderboard",
                          Params().add(name).add(digest));
     });
-    if (inserted.empty()) throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken", name));
+    if (inserted.empty())
+      throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken", name));
     issued.learner = read_learner(inserted);
     return issued;
   });
@@ -466,8 +498,8 @@ std::optional<Learner> PostgresStore::find_learner_by_token(const std::string& t
   if (token.empty() || token.size() > 200) return std::nullopt;
   const std::string digest = token_digest(token);
   return with_session([&](Session& session) -> std::optional<Learner> {
-    Rows found =
-        session.run("SELECT id, name, leaderboard FROM learners WHERE token_sha256 = $1", Params().add(digest));
+    Rows found = session.run("SELECT id, name, leaderboard FROM learners WHERE token_sha256 = $1",
+                             Params().add(digest));
     if (found.empty()) return std::nullopt;
     return read_learner(found);
   });
@@ -536,18 +568,21 @@ Enqueued PostgresStore::submit(const Submission& submission, const QueueLimits& 
 }
 
 std::int64_t PostgresStore::pending_count() {
-  return with_session(
-      [](Session& session) { return session.run("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").integer(0, 0); });
+  return with_session([](Session& session) {
+    return session.run("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").integer(0, 0);
+  });
 }
 
 std::int64_t PostgresStore::queued_count() {
-  return with_session(
-      [](Session& session) { return session.run("SELECT COUNT(*) FROM jobs WHERE state = 'queued'").integer(0, 0); });
+  return with_session([](Session& session) {
+    return session.run("SELECT COUNT(*) FROM jobs WHERE state = 'queued'").integer(0, 0);
+  });
 }
 
 std::int64_t PostgresStore::pending_count(std::int64_t learner_id) {
   return with_session([&](Session& session) {
-    return session.run("SELECT COUNT(*) FROM jobs WHERE state <> 'done' AND learner_id = $1", Params().add(learner_id))
+    return session
+        .run("SELECT COUNT(*) FROM jobs WHERE state <> 'done' AND learner_id = $1", Params().add(learner_id))
         .integer(0, 0);
   });
 }
@@ -555,9 +590,10 @@ std::int64_t PostgresStore::pending_count(std::int64_t learner_id) {
 std::int64_t PostgresStore::queue_position(std::int64_t job_id) {
   return with_session([&](Session& session) {
     return session
-        .run("SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < $1"
-             " AND EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND state = 'queued')",
-             Params().add(job_id))
+        .run(
+            "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < $1"
+            " AND EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND state = 'queued')",
+            Params().add(job_id))
         .integer(0, 0);
   });
 }
@@ -585,39 +621,48 @@ std::optional<JobRecord> PostgresStore::claim_next(const std::string& holder, do
   });
 }
 
-int PostgresStore::renew_leases(const std::string& holder, double lease_seconds) {
-  return with_session([&](Session& session) {
-    return session.transaction([&] {
-      return session
-          .run("UPDATE jobs SET lease_until = " CUDOJO_NOW " + $2 WHERE state = 'running' AND holder = $1",
-               Params().add(holder).add(lease_seconds))
-          .affected();
-    });
-  });
-}
-
 // The claim's condition over $1 (id), $2 (holder) and $3 (attempt).
 #define CUDOJO_CURRENT_CLAIM " id = $1 AND state = 'running' AND holder = $2 AND attempts = $3"
 
 namespace {
-Params claim_params(const JobClaim& claim) { return Params().add(claim.id).add(claim.holder).add(claim.attempt); }
+Params claim_params(const JobClaim& claim) {
+  return Params().add(claim.id).add(claim.holder).add(claim.attempt);
+}
 }  // namespace
+
+int PostgresStore::renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) {
+  if (claims.empty()) return 0;
+  return with_session([&](Session& session) {
+    return session.transaction([&] {
+      int renewed = 0;
+      for (const JobClaim& claim : claims) {
+        renewed += session
+                       .run("UPDATE jobs SET lease_until = " CUDOJO_NOW " + $4 WHERE" CUDOJO_CURRENT_CLAIM,
+                            claim_params(claim).add(lease_seconds))
+                       .affected();
+      }
+      return renewed;
+    });
+  });
+}
 
 bool PostgresStore::set_phase(const JobClaim& claim, const std::string& phase) {
   return with_session([&](Session& session) {
     return session.transaction([&] {
-      return session.run("UPDATE jobs SET phase = $4 WHERE" CUDOJO_CURRENT_CLAIM, claim_params(claim).add(phase))
+      return session
+                 .run("UPDATE jobs SET phase = $4 WHERE" CUDOJO_CURRENT_CLAIM, claim_params(claim).add(phase))
                  .affected() == 1;
     });
   });
 }
 
-bool PostgresStore::finish(const JobClaim& claim, const std::string& verdict, const std::string& report_json) {
+bool PostgresStore::finish(const JobClaim& claim, const std::string& verdict,
+                           const std::string& report_json) {
   return with_session([&](Session& session) {
     return session.transaction([&] {
       if (session
-              .run("UPDATE jobs SET state = 'done', phase = 'done', verdict = $4, report = $5, finished_at = " CUDOJO_NOW
-                   ", lease_until = NULL WHERE" CUDOJO_CURRENT_CLAIM,
+              .run("UPDATE jobs SET state = 'done', phase = 'done', verdict = $4, report = $5, finished_at "
+                   "= " CUDOJO_NOW ", lease_until = NULL WHERE" CUDOJO_CURRENT_CLAIM,
                    claim_params(claim).add(verdict).add(report_json))
               .affected() == 1) {
         return true;
@@ -625,9 +670,10 @@ bool PostgresStore::finish(const JobClaim& claim, const std::string& verdict, co
       // Already recorded under this very claim: an earlier call committed but its answer was lost
       // with the connection, and the caller asked again.
       return !session
-                  .run("SELECT 1 FROM jobs WHERE id = $1 AND state = 'done' AND holder = $2 AND attempts = $3"
-                       " AND verdict = $4",
-                       claim_params(claim).add(verdict))
+                  .run(
+                      "SELECT 1 FROM jobs WHERE id = $1 AND state = 'done' AND holder = $2 AND attempts = $3"
+                      " AND verdict = $4",
+                      claim_params(claim).add(verdict))
                   .empty();
     });
   });
@@ -637,9 +683,10 @@ bool PostgresStore::requeue(const JobClaim& claim, const std::string& phase) {
   return with_session([&](Session& session) {
     return session.transaction([&] {
       const bool requeued = session
-                                .run("UPDATE jobs SET state = 'queued', phase = $4, holder = NULL,"
-                                     " lease_until = NULL WHERE" CUDOJO_CURRENT_CLAIM,
-                                     claim_params(claim).add(phase))
+                                .run(
+                                    "UPDATE jobs SET state = 'queued', phase = $4, holder = NULL,"
+                                    " lease_until = NULL WHERE" CUDOJO_CURRENT_CLAIM,
+                                    claim_params(claim).add(phase))
                                 .affected() == 1;
       if (requeued) session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
       return requeued;
@@ -666,9 +713,10 @@ int PostgresStore::requeue_expired() {
       const int requeued =
           session
               .run("WITH lapsed AS (SELECT id FROM jobs WHERE state = 'running' AND lease_until < " CUDOJO_NOW
-                   " FOR UPDATE SKIP LOCKED)"
+                   " AND attempts < $1 FOR UPDATE SKIP LOCKED)"
                    " UPDATE jobs SET state = 'queued', phase = 'queued again: its judge stopped answering',"
-                   " holder = NULL, lease_until = NULL FROM lapsed WHERE jobs.id = lapsed.id")
+                   " holder = NULL, lease_until = NULL FROM lapsed WHERE jobs.id = lapsed.id",
+                   Params().add(kMaxAttempts))
               .affected();
       if (requeued > 0) session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
       return failed + requeued;
@@ -678,15 +726,16 @@ int PostgresStore::requeue_expired() {
 
 std::optional<JobRecord> PostgresStore::job(std::int64_t job_id) {
   return with_session([&](Session& session) -> std::optional<JobRecord> {
-    Rows found =
-        session.run(fmt::format("SELECT {} FROM jobs WHERE id = $1", job_columns("jobs")), Params().add(job_id));
+    Rows found = session.run(fmt::format("SELECT {} FROM jobs WHERE id = $1", job_columns("jobs")),
+                             Params().add(job_id));
     if (found.empty()) return std::nullopt;
     return read_job(found, 0);
   });
 }
 
-std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id, const std::optional<std::string>& stage,
-                                               int limit, std::optional<std::int64_t> before) {
+std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id,
+                                               const std::optional<std::string>& stage, int limit,
+                                               std::optional<std::int64_t> before) {
   return with_session([&](Session& session) {
     Rows rows = session.run(
         fmt::format("SELECT id, stage, language, state, verdict, {}, {}, created_at, finished_at"
@@ -773,7 +822,8 @@ void PostgresStore::register_node(const NodeInfo& node) {
     session.transaction([&] {
       session.run(
           "INSERT INTO nodes (name, host, gpu, workers, http, started_at, last_seen)"
-          " VALUES ($1, $2, $3, $4, $5, " CUDOJO_NOW ", " CUDOJO_NOW ") ON CONFLICT (name) DO UPDATE SET"
+          " VALUES ($1, $2, $3, $4, $5, " CUDOJO_NOW ", " CUDOJO_NOW
+          ") ON CONFLICT (name) DO UPDATE SET"
           " host = excluded.host, gpu = excluded.gpu, workers = excluded.workers, http = excluded.http,"
           " last_seen = excluded.last_seen",
           Params().add(node.name).add(node.host).add(node.gpu).add(node.workers).add(node.http));

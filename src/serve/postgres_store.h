@@ -50,7 +50,7 @@ class PostgresStore final : public Store {
   std::int64_t queue_position(std::int64_t job_id) override;
 
   std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) override;
-  int renew_leases(const std::string& holder, double lease_seconds) override;
+  int renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) override;
   bool set_phase(const JobClaim& claim, const std::string& phase) override;
   bool finish(const JobClaim& claim, const std::string& verdict, const std::string& report_json) override;
   bool requeue(const JobClaim& claim, const std::string& phase) override;

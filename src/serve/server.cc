@@ -144,14 +144,21 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
 
   std::unique_ptr<Store> opened;
   try {
-    opened = open_store(location, settings.limits.database_busy_timeout_ms);
+    opened =
+        open_store(location, settings.limits.database_busy_timeout_ms, settings.limits.postgres_connections);
   } catch (const StoreError& error) {
     fmt::print(stderr, "cudojo serve: the database {} cannot be used: {}\n",
                shared_store ? redact_postgres_url(location) : location, error.what());
     return 2;
   }
   Store& store = *opened;
-  const int requeued = store.requeue_interrupted();
+  int requeued = 0;
+  try {
+    requeued = store.requeue_interrupted();
+  } catch (const StoreError& error) {
+    fmt::print(stderr, "cudojo serve: the database {} cannot be used: {}\n", store.location(), error.what());
+    return 2;
+  }
 
   const std::string executable = self_executable();
   const GpuSurvey gpus = settings.workers == 0 ? GpuSurvey{} : survey_gpus(executable);
@@ -182,12 +189,18 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.gpu = node.gpu;
   Dispatcher dispatcher(store, course, dispatch);
   // Jobs queued by other nodes wake this node's idle judges at once (a shared store only). Started
-  // with the dispatcher, and stopped before it is.
+  // with the dispatcher; whatever way this function is left, the store stops calling into the
+  // dispatcher before the dispatcher is destroyed (this guard is declared after it).
+  struct StopWatching {
+    Store& store;
+    ~StopWatching() { store.stop_watching(); }
+  } stop_watching_on_exit{store};
   auto start_judging = [&] {
     dispatcher.start();
     if (node.workers > 0) store.watch_new_jobs([&dispatcher] { dispatcher.notify(); });
   };
-  Heartbeat heartbeat(store, {node, holder, settings.limits.job_lease_seconds, settings.limits.heartbeat_ms});
+  Heartbeat heartbeat(store, {node, [&dispatcher] { return dispatcher.running_claims(); },
+                              settings.limits.job_lease_seconds, settings.limits.heartbeat_ms});
   try {
     heartbeat.start();
   } catch (const std::exception& error) {

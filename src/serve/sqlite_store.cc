@@ -373,12 +373,19 @@ std::optional<JobRecord> SqliteStore::claim_next(const std::string& holder, doub
   }
 }
 
-int SqliteStore::renew_leases(const std::string& holder, double lease_seconds) {
+int SqliteStore::renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) {
   std::lock_guard lock(mutex_);
-  Statement update(db_, "UPDATE jobs SET lease_until = ? WHERE state = 'running' AND holder = ?");
-  update.bind(1, now_seconds() + lease_seconds).bind(2, holder);
-  update.step();
-  return sqlite3_changes(db_);
+  int renewed = 0;
+  for (const JobClaim& claim : claims) {
+    Statement update(db_,
+                     "UPDATE jobs SET lease_until = ? WHERE id = ? AND state = 'running' AND holder = ?"
+                     " AND attempts = ?");
+    update.bind(1, now_seconds() + lease_seconds).bind(2, claim.id).bind(3, claim.holder);
+    update.bind(4, std::int64_t{claim.attempt});
+    update.step();
+    renewed += sqlite3_changes(db_);
+  }
+  return renewed;
 }
 
 // The claim's condition, bound at `first`, `first + 1` and `first + 2`.

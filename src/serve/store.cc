@@ -84,8 +84,9 @@ bool is_postgres_location(std::string_view location) {
   return location.starts_with("postgresql://") || location.starts_with("postgres://");
 }
 
-std::unique_ptr<Store> open_store(const std::string& location, int busy_timeout_ms) {
-  if (is_postgres_location(location)) return std::make_unique<PostgresStore>(location);
+std::unique_ptr<Store> open_store(const std::string& location, int busy_timeout_ms,
+                                  int postgres_connections) {
+  if (is_postgres_location(location)) return std::make_unique<PostgresStore>(location, postgres_connections);
   // A URL of any other kind is a mistake, not a file to create under a folder named "mysql:".
   if (location.find("://") != std::string::npos) {
     throw StoreError(StoreErrorCode::kInternal,

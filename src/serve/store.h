@@ -213,8 +213,10 @@ class Store {
   // nullopt when the queue is empty. Round robin by learner: each learner's oldest job, the
   // learner served least recently first, so one learner's many jobs cannot make the others wait.
   virtual std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) = 0;
-  // Extends the lease of every job `holder` runs; how many it holds.
-  virtual int renew_leases(const std::string& holder, double lease_seconds) = 0;
+  // Extends the lease of each job still running under one of `claims` (the jobs a node is judging
+  // now, and only those: a job claimed by a call whose answer was lost is nobody's work, so its
+  // lease must run out); how many it extended.
+  virtual int renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) = 0;
   // Records progress; false when the claim is no longer current.
   virtual bool set_phase(const JobClaim& claim, const std::string& phase) = 0;
   // Records the result; false when the claim is no longer current (the job was taken back after
@@ -263,7 +265,8 @@ bool is_postgres_location(std::string_view location);
 // anything else is a SQLite file, created if absent. Either schema is created or migrated to this
 // version's. Throws StoreError.
 std::unique_ptr<Store> open_store(const std::string& location,
-                                  int busy_timeout_ms = ServeLimits{}.database_busy_timeout_ms);
+                                  int busy_timeout_ms = ServeLimits{}.database_busy_timeout_ms,
+                                  int postgres_connections = ServeLimits{}.postgres_connections);
 
 // The message a job gets when it was started kMaxAttempts times and never finished.
 std::string gave_up_report_json();

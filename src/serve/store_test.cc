@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -548,18 +549,25 @@ TEST_P(StoreTest, OnlyTheCurrentClaimRecordsAResult) {
   EXPECT_FALSE(store.finish(earlier, "accepted", "{}"));
 }
 
+// Only the claims a node names are renewed: a job it claimed but does not know it holds (the
+// claim's answer was lost) lapses like a dead node's.
 TEST_P(StoreTest, RenewedLeasesKeepTheirJobsAndLapsedOnesReturn) {
   Store& store = reopen();
   auto learner = store.create_learner("ada").learner;
   store.enqueue(learner.id, "reduction/2", "kept");
+  store.enqueue(learner.id, "reduction/2", "lost answer");
   store.enqueue(learner.id, "reduction/2", "lapsed");
   const auto kept = store.claim_next("node-a#1", 0.3);
+  const auto unknown = store.claim_next("node-a#1", 0.3);
   const auto lapsed = store.claim_next("node-b#1", 0.3);
-  ASSERT_TRUE(kept && lapsed);
-  EXPECT_EQ(store.renew_leases("node-a#1", kLease), 1);
+  ASSERT_TRUE(kept && unknown && lapsed);
+  JobClaim stale = kept->claim();
+  stale.attempt += 1;  // not the current claim: not renewed
+  EXPECT_EQ(store.renew_leases({kept->claim(), stale}, kLease), 1);
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
-  EXPECT_EQ(store.requeue_expired(), 1);
+  EXPECT_EQ(store.requeue_expired(), 2);
   EXPECT_EQ(store.job(kept->id)->state, JobState::kRunning);
+  EXPECT_EQ(store.job(unknown->id)->state, JobState::kQueued);
   EXPECT_EQ(store.job(lapsed->id)->state, JobState::kQueued);
   EXPECT_FALSE(store.job(lapsed->id)->holder.has_value());
   EXPECT_EQ(store.requeue_expired(), 0);
@@ -578,9 +586,9 @@ TEST_P(StoreTest, NodesRegisterTheirGpuAndAreListedWhileSeen) {
   EXPECT_FALSE(nodes[0].http);
   EXPECT_GE(nodes[0].last_seen, nodes[0].started_at);
   EXPECT_TRUE(nodes[1].http);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   store.register_node({"web-1", "host-b", "none", 0, true});
-  nodes = store.nodes(0.2);  // gpu-1 has not beaten since
+  nodes = store.nodes(0.5);  // gpu-1 has not beaten since
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].name, "web-1");
 }
@@ -672,6 +680,54 @@ TEST_P(StoreTest, OneKeySentConcurrentlyThroughTwoNodesQueuesOneJob) {
   EXPECT_EQ(ids.size(), 1u);
   EXPECT_EQ(replayed, 7);
   EXPECT_EQ(first.pending_count(), 1);
+}
+
+// After the server drops every connection (a restart does), the pooled connections look alive
+// until used; the next call must still succeed, on a fresh connection, not fail once per dead one.
+TEST_F(PostgresStoreTest, CallsSucceedAfterTheServerDroppedEveryConnection) {
+  Store& store = reopen();
+  const auto ada = store.create_learner("ada").learner;
+  // Fill the pool: several calls at once, so several connections are made and kept.
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 6; ++t) callers.emplace_back([&] { store.pending_count(); });
+  for (auto& caller : callers) caller.join();
+  const std::string name = location_.substr(location_.rfind('/') + 1);
+  ASSERT_FALSE(testing::sql_value(location_,
+                                  "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                                  " WHERE datname = '" +
+                                      name + "' AND pid <> pg_backend_pid()")
+                   .starts_with("error"));
+  for (int call = 0; call < 8; ++call) {
+    EXPECT_EQ(error_code([&] { store.enqueue(ada.id, "reduction/2", "x"); }), std::nullopt)
+        << "call " << call;
+  }
+  EXPECT_EQ(store.pending_count(), 8);
+}
+
+// A job queued through one node wakes a watcher on another at once (NOTIFY), not at its next poll.
+TEST_F(PostgresStoreTest, AJobQueuedOnOneNodeWakesTheWatchersOfAnother) {
+  Store& judge = reopen();
+  Store& web = another();
+  const auto ada = web.create_learner("ada").learner;
+  std::mutex mutex;
+  std::condition_variable heard;
+  int calls = 0;
+  judge.watch_new_jobs([&] {
+    std::lock_guard lock(mutex);
+    ++calls;
+    heard.notify_all();
+  });
+  {
+    // The watcher calls once as it starts listening (jobs may have come meanwhile).
+    std::unique_lock lock(mutex);
+    ASSERT_TRUE(heard.wait_for(lock, std::chrono::seconds(5), [&] { return calls >= 1; }));
+  }
+  const int before = calls;
+  web.enqueue(ada.id, "reduction/2", "x");
+  std::unique_lock lock(mutex);
+  EXPECT_TRUE(heard.wait_for(lock, std::chrono::seconds(2), [&] { return calls > before; }));
+  lock.unlock();
+  judge.stop_watching();
 }
 
 TEST(PostgresUrl, PasswordsNeverReachLogs) {

@@ -866,6 +866,11 @@ TEST_F(Api, ASubmissionSentTwiceWithItsKeyIsQueuedOnce) {
   auto reused = post("3f1c9a52-run-1", changed);
   EXPECT_EQ(reused->status, 422) << reused->body;
   EXPECT_EQ(post("has space", body)->status, 400);
+  // A NUL in the source is refused on either store, never stored cut short.
+  json with_nul = body;
+  with_nul["source"] = std::string("__global__ void k() {}\0 hidden", 30);
+  auto nul = post("another-key", with_nul);
+  EXPECT_EQ(nul->status, 400) << nul->body;
   EXPECT_EQ(post(std::string(101, 'k'), body)->status, 400);
   auto history = client().Get("/api/history", {{"Authorization", "Bearer " + token}});
   EXPECT_EQ(json::parse(history->body)["jobs"].size(), 1u);

@@ -31,7 +31,8 @@ double ms_since(Clock::time_point start) {
 double percentile(std::vector<double> values, double p) {
   if (values.empty()) return 0;
   std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
+  return values[std::min(values.size() - 1,
+                         static_cast<std::size_t>(p * static_cast<double>(values.size())))];
 }
 
 struct Timings {
@@ -68,7 +69,8 @@ int main(int argc, char** argv) {
     for (int i = 0; i < kLearners; ++i)
       learners.push_back(stores[0]->create_learner(fmt::format("bench {}", i)).learner.id);
     const std::string source(2000, 'x');
-    const std::string report = fmt::format(R"({{"verdict":"compile_error","padding":"{}"}})", std::string(4000, 'p'));
+    const std::string report =
+        fmt::format(R"({{"verdict":"compile_error","padding":"{}"}})", std::string(4000, 'p'));
     Timings timings;
 
     // Learners queue every job, from as many threads as there are slots.
@@ -138,19 +140,21 @@ int main(int argc, char** argv) {
     }
 
     fmt::print("store       {} ({})\n", stores[0]->kind(), stores[0]->location());
-    fmt::print("shape       {} jobs, {} node(s) x {} slot(s), {} learners, 4 KB reports\n", jobs, nodes, threads,
-               kLearners);
-    fmt::print("queue       {:8.0f} submissions/s ({} threads)\n", jobs / (submit_ms / 1000), nodes * threads);
+    fmt::print("shape       {} jobs, {} node(s) x {} slot(s), {} learners, 4 KB reports\n", jobs, nodes,
+               threads, kLearners);
+    fmt::print("queue       {:8.0f} submissions/s ({} threads)\n", jobs / (submit_ms / 1000),
+               nodes * threads);
     fmt::print("drain       {:8.0f} jobs/s claimed, 4 phases, finished ({} recorded of {})\n",
                finished.load() / (drain_ms / 1000), finished.load(), jobs);
     fmt::print("polls       {:8.0f} job reads/s beside the drain ({} pollers)\n",
                static_cast<double>(timings.poll.size()) / (drain_ms / 1000), nodes);
     fmt::print("\n{:<10} {:>8} {:>8} {:>8}\n", "call", "p50 ms", "p99 ms", "count");
-    for (const auto& [name, values] : {std::pair<const char*, const std::vector<double>&>{"submit", timings.submit},
-                                       {"claim", timings.claim},
-                                       {"set_phase", timings.phase},
-                                       {"finish", timings.finish},
-                                       {"job", timings.poll}}) {
+    for (const auto& [name, values] :
+         {std::pair<const char*, const std::vector<double>&>{"submit", timings.submit},
+          {"claim", timings.claim},
+          {"set_phase", timings.phase},
+          {"finish", timings.finish},
+          {"job", timings.poll}}) {
       fmt::print("{:<10} {:8.3f} {:8.3f} {:8}\n", name, percentile(values, 0.5), percentile(values, 0.99),
                  values.size());
     }
