@@ -21,8 +21,8 @@ namespace {
 constexpr std::int64_t kSchemaLock = 0x6375646f6a6f01;  // "cudojo" + 1: migrations
 constexpr std::int64_t kQueueLock = 0x6375646f6a6f02;   // enqueue's count-then-insert
 // The channel a job's arrival in the queue is announced on (delivered when its transaction commits).
-constexpr const char* kNewJobsChannel = "cudojo_new_jobs";
-#define CUDOJO_ANNOUNCE_NEW_JOBS "SELECT pg_notify('cudojo_new_jobs', '')"
+#define CUDOJO_NEW_JOBS_CHANNEL "cudojo_new_jobs"
+#define CUDOJO_ANNOUNCE_NEW_JOBS "SELECT pg_notify('" CUDOJO_NEW_JOBS_CHANNEL "', '')"
 
 // The schema, one step per version; a database at version N runs steps N+1.. at open, in one
 // transaction. Steps are never edited once released: a change is a new step.
@@ -228,7 +228,6 @@ class PostgresStore::Session {
                                 : "the database cannot be reached: ") +
                            message);
     }
-    last_sqlstate_ = state;
     throw StoreError(StoreErrorCode::kInternal, fmt::format("SQL failed: {}", message));
   }
 
@@ -259,13 +258,9 @@ class PostgresStore::Session {
     }
   }
 
-  const std::string& last_sqlstate() const { return last_sqlstate_; }
-  PGconn* connection() const { return connection_; }
-
  private:
   PGconn* connection_;
   int statements_ = 0;
-  std::string last_sqlstate_;
 };
 
 std::string redact_postgres_url(const std::string& url) {
@@ -294,7 +289,7 @@ void PostgresStore::watch_new_jobs(std::function<void()> on_new_jobs) {
       if (!listener) {
         try {
           listener = connect();
-          PGresult* listening = PQexec(listener, fmt::format("LISTEN {}", kNewJobsChannel).c_str());
+          PGresult* listening = PQexec(listener, "LISTEN " CUDOJO_NEW_JOBS_CHANNEL);
           const bool ok = PQresultStatus(listening) == PGRES_COMMAND_OK;
           PQclear(listening);
           if (!ok) throw StoreError(StoreErrorCode::kUnavailable, "LISTEN failed");
