@@ -10,12 +10,14 @@ time. Exit 0 only if every verdict is right. Standard library only.
 """
 import argparse
 import collections
+import http.client
 import json
 import pathlib
 import statistics
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -31,6 +33,31 @@ def call(url, method="GET", body=None, token=None):
             return response.status, json.loads(response.read())
     except urllib.error.HTTPError as error:
         return error.code, json.loads(error.read() or b"{}")
+
+
+def follow_stream(base, job_id, token):
+    """Follows one job by its event stream, opened with a ticket as the page does: the (seconds since
+    opening, event, phase) of every event, up to the result, and the finished job."""
+    status, ticket = call(f"{base}/api/jobs/{job_id}/ticket", "POST", {}, token)
+    assert status == 201, (status, ticket)
+    host = urllib.parse.urlsplit(base)
+    connection = http.client.HTTPConnection(host.hostname, host.port, timeout=120)
+    opened = time.monotonic()
+    connection.request("GET", ticket["events"])
+    response = connection.getresponse()
+    assert response.status == 200, response.status
+    seen, event, job = [], None, None
+    for raw in response:
+        line = raw.decode().rstrip("\n")
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            job = json.loads(line[6:])
+            seen.append((time.monotonic() - opened, event, job.get("phase")))
+            if event == "result":
+                break
+    connection.close()
+    return seen, job
 
 
 def corpus():
@@ -80,13 +107,12 @@ def main():
             time.sleep(3)
             status, job = call(f"{base}/api/jobs", "POST", {"stage": "reduction/3", "source": source}, learner["token"])
             assert status == 202, (status, job)
-            while True:
-                status, job = call(f"{base}/api/jobs/{job['id']}", token=learner["token"])
-                if job.get("state") == "done":
-                    break
-                time.sleep(0.05)
+            # Followed by its event stream: every phase as the judge reaches it, then the result.
+            seen, job = follow_stream(base, job["id"], learner["token"])
             idle_waits.append(job["queued_to_verdict_ms"] / 1000)
-            print(f"idle server, reduction-3/tree.cu: {job['verdict']}, queued-to-verdict {idle_waits[-1]:.2f} s")
+            phases = ", ".join(f"{phase or event} {at:.2f}" for at, event, phase in seen)
+            print(f"idle server, reduction-3/tree.cu: {job['verdict']}, queued-to-verdict {idle_waits[-1]:.2f} s; "
+                  f"stream (s after opening): {phases}")
         print(f"idle server: queued-to-verdict median {statistics.median(idle_waits):.2f} s over {len(idle_waits)} "
               f"(target <= 1.5 s)")
 

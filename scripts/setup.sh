@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libtomlplusplus-dev
           libfmt-dev libgtest-dev libsqlite3-dev libssl-dev libcpp-httplib-dev libcmark-gfm-dev libcmark-gfm-extensions-dev
+          # The HTTP server: Boost.Beast's parser on Boost.Asio's event loop (header-only).
+          libboost-dev
           chromium clang-format
           # Python (Numba) and Rust (nvptx64) kernels, compiled inside bubblewrap's sandbox.
           python3 python3-numba rustc-web rust-web-src bubblewrap

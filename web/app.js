@@ -530,9 +530,21 @@ document.addEventListener("keydown", (event) => {
   run();
 });
 
-function follow(id) {
+// Follows a job as it is judged: a stream of its progress (EventSource, opened with a one-use
+// ticket, since a browser cannot send the token as a header there and a token in a URL would be
+// logged), or, when no stream can be had (the server's places are taken, the learner opened one
+// elsewhere, the connection dropped), a poll once a second.
+async function follow(id) {
   if (state.events) state.events.close();
-  const events = new EventSource(`/api/jobs/${id}/events?token=${encodeURIComponent(token())}`);
+  state.events = null;
+  let ticket;
+  try {
+    ticket = await api(`/api/jobs/${id}/ticket`, { method: "POST", body: "{}" });
+  } catch (error) {
+    return poll(id);
+  }
+  if (state.jobId !== id) return;
+  const events = new EventSource(ticket.events);
   state.events = events;
   events.addEventListener("progress", (event) => {
     $("#status").textContent = describeProgress(JSON.parse(event.data));
@@ -546,24 +558,33 @@ function follow(id) {
     loadHistory();
     loadProgress();
   });
-  events.onerror = () => {
-    // The stream ended early (server restart, network): fall back to asking once a second.
+  // This learner opened another stream (another tab): this one polls instead of taking it back.
+  events.addEventListener("replaced", () => {
     events.close();
-    const poll = async () => {
-      const job = await api(`/api/jobs/${id}`).catch(() => null);
-      if (job && job.state === "done") {
-        $("#run").disabled = false;
-        $("#status").textContent = "done";
-        showReport({ language: job.language, ...job.report }, { keep: true });
-        loadHistory();
-        loadProgress();
-      } else {
-        if (job) $("#status").textContent = describeProgress(job);
-        setTimeout(poll, 1000);
-      }
-    };
-    poll();
+    poll(id);
+  });
+  events.onerror = () => {
+    // The stream ended early (server restart, network) or was refused: ask once a second instead.
+    events.close();
+    poll(id);
   };
+}
+
+function poll(id) {
+  const ask = async () => {
+    const job = await api(`/api/jobs/${id}`).catch(() => null);
+    if (job && job.state === "done") {
+      $("#run").disabled = false;
+      $("#status").textContent = "done";
+      showReport({ language: job.language, ...job.report }, { keep: true });
+      loadHistory();
+      loadProgress();
+    } else {
+      if (job) $("#status").textContent = describeProgress(job);
+      setTimeout(ask, 1000);
+    }
+  };
+  ask();
 }
 
 // ---- Results ---------------------------------------------------------------------------------

@@ -14,6 +14,9 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/cli_common.h"
+#include "cli/gpu_commands.h"
+#include "cli/serve_command.h"
 #include "common/environment.h"
 #include "common/json_text.h"
 #include "compile/frontend.h"
@@ -36,41 +39,7 @@
 namespace {
 
 using namespace cudojo;
-
-constexpr int kExitUsage = 2;
-
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-const Stage& require_stage(const std::vector<Stage>& course, const std::string& id) {
-  if (const Stage* stage = find_stage(course, id)) return *stage;
-  std::string known;
-  for (const auto& s : course) known += fmt::format("\n  {:<14} {}", s.id, s.slug_id());
-  throw UsageError(fmt::format("no stage '{}'. Stages:{}", id, known));
-}
-
-// Ends a command that could not do its work: the reason on stderr and, under --json, one JSON
-// object on stdout as well, so a program reading stdout always gets JSON.
-int fail(bool json, std::string_view kind, const std::string& message) {
-  std::cerr << "cudojo: " << message << "\n";
-  if (json)
-    std::cout << json_text({{"error", message}, {"kind", kind}, {"exit_code", kExitUsage}}, 2) << "\n";
-  return kExitUsage;
-}
-
-// An architecture NVRTC can compile for: sm_NN (or sm_NNa), CUDA 13 supporting sm_75 and newer.
-std::string require_arch(const std::string& arch) {
-  static const std::regex kArch(R"(sm_(\d{2,3})[af]?)");
-  std::smatch match;
-  if (!std::regex_match(arch, match, kArch) || std::stoi(match[1]) < 75) {
-    throw UsageError(
-        fmt::format("--arch {}: give an architecture CUDA 13 compiles for, sm_75 or newer "
-                    "(an H100 or H200 is sm_90)",
-                    arch));
-  }
-  return arch;
-}
+using namespace cudojo::cli;
 
 std::uint64_t parse_seed(const std::string& text) {
   std::uint64_t value = 0;
@@ -93,21 +62,6 @@ int cmd_stages(const std::vector<Stage>& course, bool json) {
     std::cout << fmt::format("{:<13} {}\n", "", stage.summary);
   }
   return 0;
-}
-
-Language require_language(const std::string& word) {
-  if (auto language = parse_language(word)) return *language;
-  throw UsageError(fmt::format("no language '{}'; the course's languages are {}", word, language_list()));
-}
-
-// The language of a submission: --lang when given, else the file's extension.
-Language language_of(const std::string& path, const std::string& lang_option) {
-  if (!lang_option.empty()) return require_language(lang_option);
-  if (auto language = language_from_path(path)) return *language;
-  throw UsageError(fmt::format(
-      "cannot tell the language of '{}' from its name: use .cu (CUDA C++), .py (Python with Numba) or .rs "
-      "(Rust), or pass --lang {{{}}}",
-      path, language_list()));
 }
 
 // course/languages/<language>.md: how kernels look in that language, the names it offers, and what
@@ -165,24 +119,6 @@ SubmissionBuild read_build_file(const std::string& path) {
   }
 }
 
-void require_file(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw UsageError(fmt::format("'{}' is a folder; give the file that holds your kernel", path));
-  }
-}
-
-std::string read_submission(const std::string& path, std::size_t limit) {
-  require_file(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read '{}'", path));
-  std::ostringstream text;
-  // Read one byte past the limit so the judge can say by how much, without reading a huge file.
-  std::vector<char> buffer(limit + 1);
-  in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-  return std::string(buffer.data(), static_cast<std::size_t>(in.gcount()));
-}
-
 int cmd_build(const Stage& stage, const std::string& file, Language language, const std::string& arch,
               const std::string& output, bool json) {
   BuildRequest request;
@@ -233,166 +169,7 @@ int cmd_build(const Stage& stage, const std::string& file, Language language, co
   return build.compile.ok ? 0 : 1;
 }
 
-// What each language needs on this machine, and the one-time preparation (Rust's core for nvptx64,
-// 20-30 s) so that the first Rust check does not pay for it.
-int cmd_toolchains(const std::string& arch, bool json) {
-  nlohmann::json status = nlohmann::json::object();
-  status["cuda"] = {{"ok", true}, {"compiler", "NVRTC " + nvrtc_version()}};
-  const bool sandbox = !find_bubblewrap().empty();
-  const bool python = std::filesystem::exists("/usr/bin/python3") &&
-                      std::filesystem::exists("/usr/lib/python3/dist-packages/numba");
-  status["python"] = {{"ok", sandbox && python},
-                      {"compiler", python ? "Debian's python3-numba" : "missing: apt install python3-numba"}};
-  std::string error;
-  const auto sysroot = sandbox ? prepare_rust_sysroot(arch.empty() ? "sm_90" : arch, error) : std::nullopt;
-  status["rust"] = {{"ok", sysroot.has_value()},
-                    {"compiler", sysroot ? "Debian's rustc, core for nvptx64 in " + *sysroot : error}};
-  status["sandbox"] = {{"ok", sandbox},
-                       {"bubblewrap", sandbox ? find_bubblewrap() : "missing: apt install bubblewrap"}};
-  if (json) {
-    std::cout << status.dump(2) << "\n";
-  } else {
-    for (const auto& [name, entry] : status.items()) {
-      std::cout << fmt::format("{:<8} {:<8} {}\n", name, entry["ok"].get<bool>() ? "ok" : "MISSING",
-                               entry.contains("compiler") ? entry["compiler"] : entry["bubblewrap"]);
-    }
-  }
-  bool all = true;
-  for (const auto& [name, entry] : status.items()) all = all && entry["ok"].get<bool>();
-  return all ? 0 : 1;
-}
-
-int cmd_lab(const std::string& what, bool json, bool csv, const std::string& plot_file) {
-  if (what == "list") {
-    for (const auto& experiment : lab::experiments()) {
-      std::cout << fmt::format("{:<16} {}\n", experiment.name, experiment.description);
-    }
-    return 0;
-  }
-  std::vector<const lab::Experiment*> chosen;
-  if (what == "all") {
-    for (const auto& experiment : lab::experiments()) chosen.push_back(&experiment);
-  } else if (const auto* experiment = lab::find_experiment(what)) {
-    chosen.push_back(experiment);
-  } else {
-    throw UsageError(fmt::format("no experiment '{}'; `cudojo lab list` shows them", what));
-  }
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  if (status != cudaSuccess || devices == 0) {
-    std::cerr << fmt::format("cudojo lab: no usable CUDA device ({}); the experiments run kernels on a GPU\n",
-                             status == cudaSuccess ? "cudaErrorNoDevice" : cudaGetErrorName(status));
-    return 2;
-  }
-  GpuSession gpu(0, default_cuda_include_dir());
-  std::cerr << fmt::format("cudojo lab: {} ({}), measuring peak read bandwidth...\n", gpu.info().name,
-                           gpu.info().arch);
-  gpu.measure_peak_read_gbps();
-  lab::Context context{gpu, [](const std::string& line) { std::cerr << "  " << line << "\n"; }};
-  std::vector<lab::Result> results;
-  for (const auto* experiment : chosen) {
-    std::cerr << "cudojo lab: " << experiment->name << "\n";
-    results.push_back(experiment->run(context));
-  }
-  if (json) {
-    nlohmann::json out = {{"gpu", gpu.info()}, {"results", results}};
-    std::cout << out.dump(2) << "\n";
-  } else if (csv) {
-    std::cout << lab::render_csv(results);
-  } else {
-    std::cout << fmt::format("GPU: {} ({}, {} SMs), measured peak read {:.0f} GB/s\n\n", gpu.info().name,
-                             gpu.info().arch, gpu.info().sm_count, gpu.info().peak_read_gbps);
-    for (const auto& result : results) std::cout << lab::render_text(result) << "\n";
-  }
-  if (!plot_file.empty()) {
-    const auto with_plot =
-        std::find_if(results.begin(), results.end(), [](const lab::Result& r) { return r.plot.has_value(); });
-    if (with_plot == results.end()) {
-      std::cerr << "cudojo lab: none of these experiments draws a plot (sum-strategies does)\n";
-    } else {
-      std::ofstream(plot_file) << lab::render_svg(*with_plot->plot);
-      std::cerr << "cudojo lab: wrote " << plot_file << "\n";
-    }
-  }
-  const int code = lab::exit_code(results);
-  if (code != 0)
-    std::cerr << "cudojo lab: some correctness checks FAILED; the timings above are not to be trusted\n";
-  return code;
-}
-
-int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path& dir) {
-  Calibration calibration;
-  for (const auto& stage : course) {
-    std::cerr << "cudojo calibrate: " << stage.id << "\n";
-    CheckRequest request;
-    request.stage = &stage;
-    request.source = stage.reference_source;
-    request.file_name = "reference.cu";
-    request.workers.sanitize = false;
-    request.workers.worker_executable = self_executable();
-    request.cuda_include_dir = default_cuda_include_dir();
-    const Report report = run_check(request);
-    if (report.verdict == Verdict::kNoDevice) {
-      std::cerr << "cudojo calibrate: " << report.message << "\n";
-      return 2;
-    }
-    if (report.verdict != Verdict::kAccepted || !report.gpu || !report.metrics.reference_time_ms) {
-      std::cerr << fmt::format(
-          "cudojo calibrate: the reference of {} was not accepted ({}: {}); nothing written\n", stage.id,
-          to_string(report.verdict), report.message);
-      return 1;
-    }
-    if (calibration.gpu.empty()) {
-      calibration.gpu = report.gpu->name;
-      calibration.arch = report.gpu->arch;
-      calibration.driver = report.gpu->driver;
-      calibration.peak_read_gbps = report.gpu->peak_read_gbps;
-    }
-    StageCalibration entry;
-    entry.n = report.metrics.n;
-    entry.reference_time_ms = *report.metrics.reference_time_ms;
-    if (report.metrics.bandwidth_gbps && report.metrics.time_ms) {
-      // Bytes are the stage's input, so the reference's bandwidth follows from its own median.
-      const double bytes = *report.metrics.bandwidth_gbps * 1e9 * report.metrics.time_ms->median_ms * 1e-3;
-      entry.bandwidth_gbps = bytes / (entry.reference_time_ms.median_ms * 1e-3) / 1e9;
-    }
-    entry.reference_metrics = report.metrics.reference_kernel;
-    entry.baseline_name = report.metrics.baseline_name;
-    entry.baseline_time_ms = report.metrics.baseline_time_ms;
-    calibration.stages[stage.id] = entry;
-    std::cout << fmt::format(
-        "{:<13} reference median {:.4f} ms{}{}\n", stage.id, entry.reference_time_ms.median_ms,
-        entry.baseline_time_ms
-            ? fmt::format(" ({} {:.4f} ms)", entry.baseline_name, entry.baseline_time_ms->median_ms)
-            : std::string(),
-        entry.reference_metrics
-            ? fmt::format(", SM throughput {:.1f}% ({})", entry.reference_metrics->sm_throughput_pct,
-                          report.metrics.metrics_source)
-            : std::string(", no profiler metrics: ") + report.metrics.metrics_note);
-  }
-  const std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%d %H:%M:%S UTC", std::gmtime(&now));
-  calibration.measured_at = stamp;
-  std::cout << "wrote " << save_calibration(dir, calibration).string() << "\n";
-  return 0;
-}
-
 }  // namespace
-
-// `cudojo gpus`: how many CUDA devices this process can see (0 without a driver), then each one's
-// name on a line of its own. The server asks a child process, so that the server itself never
-// initializes CUDA.
-int count_visible_gpus() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
-  std::cout << count << "\n";
-  for (int device = 0; device < count; ++device) {
-    cudaDeviceProp properties{};
-    if (cudaGetDeviceProperties(&properties, device) == cudaSuccess) std::cout << properties.name << "\n";
-  }
-  return 0;
-}
 
 int main(int argc, char** argv) {
   if (argc >= 2 && std::string(argv[1]) == "worker")
@@ -494,49 +271,7 @@ int main(int argc, char** argv) {
   toolchains->add_option("--arch", arch, "Architecture to prepare for (default: sm_90)");
   toolchains->add_flag("--json", json, "Print JSON");
 
-  ServeSettings serve_settings;
-  serve_settings.data_dir = default_data_dir();
-  serve_settings.web_dir = default_web_dir();
-  if (const char* store = std::getenv(cudojo::env::kStore); store && *store) serve_settings.store = store;
-  auto* serve = app.add_subcommand(
-      "serve",
-      "Serve the course: a web page (lesson, editor, Run, results, history) and a JSON API "
-      "(docs/openapi.yaml) over the same judge as `check`. Jobs are queued in a store and survive restarts:\n"
-      "  cudojo serve                                            one machine, SQLite in --data-dir\n"
-      "  cudojo serve --store postgresql://cudojo@db/cudojo      many nodes sharing one PostgreSQL database\n"
-      "  cudojo serve --store postgresql://... --no-http         a GPU host that only judges\n"
-      "  cudojo serve --store postgresql://... --no-workers      a web node without a GPU\n"
-      "docs/SCALING.md explains leases, fairness and what happens when a node or the database goes away.");
-  serve->add_option("--host", serve_settings.host, "Address to listen on")->capture_default_str();
-  serve->add_option("--port", serve_settings.port, "Port (0 picks a free one and prints it)")
-      ->capture_default_str();
-  serve->add_option("--data-dir", serve_settings.data_dir,
-                    "Folder for the SQLite database (default: $CUDOJO_DATA or ./cudojo-data)");
-  serve->add_option(
-      "--workers", serve_settings.workers,
-      "Jobs judged at once (default: one per visible GPU, at least one; 0 queues without judging)");
-  serve->add_option("--max-queue", serve_settings.limits.max_queue_length, "Queued + running jobs before 429")
-      ->capture_default_str();
-  serve->add_option("--store", serve_settings.store,
-                    "Where jobs and learners live: a postgresql:// URL (shared by every node using it) or a "
-                    "SQLite file (default: $CUDOJO_STORE, else <data-dir>/cudojo.sqlite3)");
-  bool serve_no_http = false;
-  bool serve_no_workers = false;
-  serve->add_flag("--no-http", serve_no_http, "Judge only: no listener (a GPU host behind web nodes)");
-  serve
-      ->add_flag("--no-workers", serve_no_workers,
-                 "Serve only: judge nothing (a web node); same as --workers 0")
-      ->excludes("--workers");
-  serve->add_option("--node-name", serve_settings.node_name,
-                    "This node's name in /api/nodes and in reports (default: <host>-<pid>)");
-  serve
-      ->add_option("--lease-seconds", serve_settings.limits.job_lease_seconds,
-                   "How long a running job stays this node's without a renewal; after it, any node gives "
-                   "the job to another judge")
-      ->check(CLI::Range(2.0, 3600.0))
-      ->capture_default_str();
-  serve->add_option("--web-dir", serve_settings.web_dir,
-                    "Folder holding the page (default: the installed web/)");
+  auto serve = add_serve_command(app);
 
   std::string lab_what = "list";
   bool lab_csv = false;
@@ -575,18 +310,7 @@ int main(int argc, char** argv) {
     if (calibration_dir.empty()) calibration_dir = default_calibration_dir(course_dir);
     if (*calibrate) return cmd_calibrate(course, calibration_dir);
     if (*stages) return cmd_stages(course, json);
-    if (*serve) {
-      serve_settings.calibration_dir = calibration_dir;
-      serve_settings.http = !serve_no_http;
-      if (serve_no_workers) serve_settings.workers = 0;
-      if (serve_no_http && serve_settings.workers == 0)
-        throw UsageError("--no-http with no workers would do nothing; give one of them up");
-      // A short lease needs a heartbeat well inside it.
-      serve_settings.limits.heartbeat_ms =
-          std::min(serve_settings.limits.heartbeat_ms,
-                   static_cast<int>(serve_settings.limits.job_lease_seconds * 1000 / 4));
-      return run_server(course, serve_settings);
-    }
+    if (*serve->command) return run_serve_command(*serve, course, calibration_dir);
     const Stage& stage = require_stage(course, stage_id);
     if (*show)
       return cmd_show(stage, lang_option.empty() ? Language::kCuda : require_language(lang_option),

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace cudojo {
 
@@ -89,32 +90,79 @@ struct StageBounds {
 
 inline constexpr StageBounds kStageBounds{};
 
-// The server's limits, in one table beside the judge's.
+// The server's limits, in one table beside the judge's. Every one can be set for a deployment
+// (`cudojo serve --limit NAME=VALUE`; `cudojo serve --list-limits` prints them): the names are
+// the members' own, listed once in serve_limit_fields() below.
 struct ServeLimits {
-  std::size_t max_request_bytes = 256 * 1024;  // whole request body; the source limit is the judge's
-  int max_queue_length = 200;                  // queued + running, everyone's; then 429
-  int max_pending_per_learner = 4;             // queued + running, one learner's; then 429
-  int retry_after_seconds = 10;                // sent with every 429
-  // New learners one client address may create in an hour (a class behind one NAT shares one
-  // address; behind a proxy, every client is the proxy's address). Without it a script makes
-  // hundreds of learners a second and the per-learner job limit means nothing.
+  // --- Admission: what one learner, one address and everyone may have waiting.
+  // A class of 300 pressing Run before a deadline, each with a job or two, must fit.
+  int max_queue_length = 1000;      // queued + running, everyone's; then 429
+  int max_pending_per_learner = 4;  // queued + running, one learner's; then 429
+  // Queued + running jobs from one client address: a quarter of the queue, so that the learners one
+  // address can create (60 an hour) cannot fill it for everyone else. A class behind one NAT
+  // address without a proxy in front may need more.
+  int max_pending_per_address = 250;
+  int retry_after_seconds = 10;  // sent with every 429 and 503
+  // New learners one client address may create in an hour (behind a trusted proxy, the address the
+  // proxy names). Without it a script makes hundreds of learners a second and the per-learner job
+  // limit means nothing.
   int max_new_learners_per_address_per_hour = 60;
-  int history_limit = 100;                // most jobs one page of /api/history returns (?limit=)
-  int history_default_limit = 20;         // jobs one page returns when ?limit= is not given
-  int leaderboard_limit = 50;             // entries one stage's leaderboard returns
-  double event_stream_max_seconds = 600;  // one server-sent-events stream stays open at most this
-  // Each open event stream holds one of the HTTP server's threads, so streams are capped below the
-  // thread count (the page falls back to polling on a 429): other requests always find a thread.
-  int http_threads = 64;
-  int max_event_streams = 32;
-  // An unchanged stream sends a comment this often: writing is how a closed client is noticed, and
-  // how its thread is freed.
-  int event_heartbeat_ms = 1000;
+
+  // --- The HTTP front door (src/http/): one event loop holds every connection, so a connection
+  // costs memory, not a thread; each is bounded in time and size from its first byte.
+  // Threads running the event loop: reads, writes, deadlines, static files. Two, so that a burst
+  // of completions (ten thousand clients leaving at once) never stands between one client and the
+  // loop; measured on 2 cores by tests/load/hostile_load.py.
+  int io_threads = 2;
+  // Threads running the routes that call the store; a route never runs on the event loop, so a
+  // slow database call delays only other database calls.
+  int handler_threads = 8;
+  // Requests read and waiting for a handler thread; past it a request is answered 503 at once.
+  int max_waiting_requests = 1024;
+  // Open connections, everyone's (also capped by the process's open-file limit, which the server
+  // raises to its hard limit), and from one peer address (a trusted proxy's are not counted).
+  int max_connections = 16384;
+  int max_connections_per_address = 512;
+  int listen_backlog = 1024;
+  // A request's line and header must arrive whole within this of the connection opening or of the
+  // previous answer, however slowly they trickle; then the connection is closed.
+  int header_deadline_ms = 10'000;
+  // Its body (at most max_request_bytes) within this of the header.
+  int body_deadline_ms = 30'000;
+  // An answer must be taken by the client within this (a 300 KB script on a slow phone link is
+  // well inside it); then the connection is closed.
+  int write_deadline_ms = 60'000;
+  // Answers over 64 KiB (the page's scripts) being sent at once; the rest wait their turn, so a
+  // crowd fetching large files takes turns with every other client instead of crowding them out.
+  int max_large_answers = 16;
+  std::size_t max_header_bytes = 16 * 1024;    // request line and header fields; then 431
+  int max_header_fields = 100;                 // then 431 (browsers send about 20)
+  std::size_t max_target_bytes = 8 * 1024;     // the request's path and query; then 414
+  std::size_t max_request_bytes = 256 * 1024;  // whole request body; the source limit is the judge's
+
+  // --- Event streams (GET /api/jobs/{id}/events): a live stream per learner while a job waits.
+  int max_event_streams = 1000;           // open streams, everyone's; then 429 (the page polls)
+  int max_event_streams_per_learner = 4;  // a learner's next stream closes their oldest
+  double event_stream_max_seconds = 600;  // one stream stays open at most this
+  // How often the open streams' jobs are read (one batched query for all of them): a phase
+  // written by another node reaches its streams at most this late; this node's own judges wake the
+  // streams at once.
+  int event_poll_ms = 100;
+  // An unchanged stream sends a comment this often, so proxies in between keep it open.
+  int event_heartbeat_ms = 15'000;
+  // Bytes written to a stream that its client has not taken yet; past it the stream is closed.
+  std::size_t max_stream_backlog_bytes = 1024 * 1024;
+  // How long a stream ticket (POST /api/jobs/{id}/ticket) can be used to open its one stream.
+  int stream_ticket_seconds = 60;
+
+  // --- Pages of answers.
+  int history_limit = 100;         // most jobs one page of /api/history returns (?limit=)
+  int history_default_limit = 20;  // jobs one page returns when ?limit= is not given
+  int leaderboard_limit = 50;      // entries one stage's leaderboard returns
+
+  // --- Judging and the store.
   // A job interrupted this many times by server restarts fails rather than being run again.
   int max_job_attempts = 3;
-  // How often an open event stream re-reads its job: the page sees a new phase at most this late,
-  // and each open stream costs one SQLite read per interval.
-  int event_poll_ms = 150;
   // How long an idle dispatcher slot sleeps before looking at the queue again. A submission wakes a
   // slot at once; the poll bounds the wait only when that wake-up raced the slot's last look.
   int dispatcher_idle_poll_ms = 500;
@@ -139,9 +187,25 @@ struct ServeLimits {
   int store_retry_ms = 1000;
   // A node not seen for this long is left out of GET /api/nodes.
   double node_listed_seconds = 60;
-  // Connections one node keeps to a PostgreSQL store: the HTTP threads and dispatcher slots share
-  // them, each holding one only for the length of a call.
+  // Connections one node keeps to a PostgreSQL store: the handler threads and dispatcher slots
+  // share them, each holding one only for the length of a call.
   int postgres_connections = 8;
 };
+
+// One settable member of ServeLimits, by name: what `--limit NAME=VALUE` and `--list-limits` use.
+struct ServeLimitField {
+  const char* name;
+  const char* unit;     // "jobs", "ms", "bytes", ...
+  const char* meaning;  // one line
+  std::string (*read)(const ServeLimits&);
+  // Sets the member from text; an error sentence when the text is not a number in range.
+  std::optional<std::string> (*write)(ServeLimits&, const std::string& text);
+};
+
+// Every settable limit, in the order of the struct.
+const std::vector<ServeLimitField>& serve_limit_fields();
+// Applies "NAME=VALUE"; nullopt when applied, else the sentence saying what was wrong (an unknown
+// name lists the known ones).
+std::optional<std::string> apply_serve_limit(ServeLimits& limits, const std::string& assignment);
 
 }  // namespace cudojo

@@ -95,6 +95,7 @@ void Dispatcher::run_slot(int slot) {
       wake_.wait_for(lock, std::chrono::milliseconds(settings_.idle_poll_ms));
       continue;
     }
+    job_changed();  // running now, and every job behind it one place nearer
     std::optional<PreparedWorkers> next;
     if (others_waiting()) next = prepare();
     {
@@ -140,6 +141,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     request.on_progress = [&](std::string_view phase) {
       try {
         store_.set_phase(job.claim(), std::string(phase));
+        job_changed();
       } catch (const StoreError&) {
         // Progress is for the page; the store being away must not stop the judging.
       }
@@ -163,6 +165,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     // Its workers were killed by the stop, not by anything in the job: it runs again later.
     try {
       store_.requeue(job.claim(), "queued again: the server stopped while running it");
+      job_changed();
     } catch (const std::exception& error) {
       fmt::print(stderr, "cudojo serve: cannot requeue job {} (its lease will): {}\n", job.id, error.what());
     }
@@ -177,6 +180,7 @@ void Dispatcher::record(const JobClaim& claim, const Report& report) {
   for (bool said_unavailable = false;;) {
     try {
       if (store_.finish(claim, verdict, report_json)) {
+        job_changed();
         fmt::print("cudojo serve: job {} recorded: {}\n", claim.id, verdict);
       } else {
         fmt::print("cudojo serve: job {}: result not recorded, node {} no longer holds it\n", claim.id,

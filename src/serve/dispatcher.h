@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -42,6 +43,9 @@ class Dispatcher {
     std::string node_name;  // this node's name, for reports
     std::string host;       // the machine's name, for reports
     std::string gpu;        // the GPU model its slots judge on ("none" without one), for reports
+    // Called (from a slot's thread; it must not block) each time a job's row changed here: taken,
+    // a new phase, finished or requeued. The event streams look at once rather than at their poll.
+    std::function<void()> on_job_changed;
   };
 
   Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);
@@ -69,6 +73,9 @@ class Dispatcher {
   // Records a result under the job's claim, retrying while the store cannot be reached.
   void record(const JobClaim& claim, const Report& report);
   WorkerSettings worker_settings(int slot) const;
+  void job_changed() const {
+    if (settings_.on_job_changed) settings_.on_job_changed();
+  }
 
   Store& store_;
   const std::vector<Stage>& course_;

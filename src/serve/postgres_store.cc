@@ -1,3 +1,6 @@
+// PostgresStore's connections and the rows beside the jobs: the pool and its connections' settings,
+// the schema's migrations, the watcher that hears of new jobs, learners and nodes. The jobs' queue is
+// in postgres_jobs.cc, the queries over finished jobs in postgres_queries.cc.
 #include "serve/postgres_store.h"
 
 #include <fmt/format.h>
@@ -8,21 +11,18 @@
 #include <cstdlib>
 #include <regex>
 
+#include "serve/postgres_session.h"
 #include "serve/store_internal.h"
 
 namespace cudojo {
 
+using postgres_internal::first_line;
+using postgres_internal::kSchemaLock;
+using postgres_internal::Params;
+using postgres_internal::read_learner;
+using postgres_internal::Rows;
+
 namespace {
-
-// The database server's clock in seconds since the epoch: every node reads time from one place.
-#define CUDOJO_NOW "EXTRACT(EPOCH FROM clock_timestamp())::float8"
-
-// Advisory lock keys (any 64-bit numbers no other program on the database uses).
-constexpr std::int64_t kSchemaLock = 0x6375646f6a6f01;  // "cudojo" + 1: migrations
-constexpr std::int64_t kQueueLock = 0x6375646f6a6f02;   // enqueue's count-then-insert
-// The channel a job's arrival in the queue is announced on (delivered when its transaction commits).
-#define CUDOJO_NEW_JOBS_CHANNEL "cudojo_new_jobs"
-#define CUDOJO_ANNOUNCE_NEW_JOBS "SELECT pg_notify('" CUDOJO_NEW_JOBS_CHANNEL "', '')"
 
 // The schema, one step per version; a database at version N runs steps N+1.. at open, in one
 // transaction. Steps are never edited once released: a change is a new step.
@@ -50,218 +50,13 @@ const std::vector<const char*> kMigrations = {
     // 2: a submission's Idempotency-Key, unique per learner.
     "ALTER TABLE jobs ADD COLUMN client_key TEXT;"
     "CREATE UNIQUE INDEX jobs_by_client_key ON jobs (learner_id, client_key) WHERE client_key IS NOT NULL;",
-};
-
-// Whether a failed call is worth trying again shortly, rather than the SQL or the data being wrong:
-// a broken connection; SQLSTATE class 08 (connection exception) or 57P0x (the server shutting
-// down or starting); or a wait that was cut short (55P03 lock_timeout, 57014 statement_timeout,
-// 40001 serialization, 40P01 deadlock), as when a cut-off node's backend still holds a row.
-bool is_unavailable(PGconn* connection, const PGresult* result) {
-  if (PQstatus(connection) != CONNECTION_OK) return true;
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
-  if (!state) return true;  // no SQLSTATE: libpq lost the server before it answered
-  const std::string_view code = state;
-  return code.starts_with("08") || code.starts_with("57P") || code == "55P03" || code == "57014" ||
-         code == "40001" || code == "40P01" || code == "25006" || code.starts_with("53") || code == "58030";
-}
-
-// Whether the connection itself is gone (as opposed to a statement refused on a live one).
-bool is_broken(PGconn* connection, const std::string& code) {
-  return PQstatus(connection) != CONNECTION_OK || code.empty() || code.starts_with("08") ||
-         code.starts_with("57P");
-}
-
-std::string first_line(const char* message) {
-  std::string line = message ? message : "";
-  if (const auto end = line.find('\n'); end != std::string::npos) line.resize(end);
-  return line;
-}
-
-// A query's answer: rows of text values, read by column.
-class Rows {
- public:
-  explicit Rows(PGresult* result) : result_(result) {}
-  ~Rows() { PQclear(result_); }
-  Rows(Rows&& other) noexcept : result_(other.result_) { other.result_ = nullptr; }
-  Rows(const Rows&) = delete;
-  Rows& operator=(const Rows&) = delete;
-
-  int size() const { return PQntuples(result_); }
-  bool empty() const { return size() == 0; }
-  int affected() const { return std::atoi(PQcmdTuples(result_)); }
-  bool is_null(int row, int column) const { return PQgetisnull(result_, row, column) != 0; }
-  std::string text(int row, int column) const {
-    return std::string(PQgetvalue(result_, row, column),
-                       static_cast<std::size_t>(PQgetlength(result_, row, column)));
-  }
-  std::int64_t integer(int row, int column) const {
-    return std::strtoll(PQgetvalue(result_, row, column), nullptr, 10);
-  }
-  double real(int row, int column) const { return std::strtod(PQgetvalue(result_, row, column), nullptr); }
-  bool boolean(int row, int column) const { return PQgetvalue(result_, row, column)[0] == 't'; }
-  std::optional<std::string> optional_text(int row, int column) const {
-    return is_null(row, column) ? std::nullopt : std::optional<std::string>(text(row, column));
-  }
-  std::optional<double> optional_real(int row, int column) const {
-    return is_null(row, column) ? std::nullopt : std::optional<double>(real(row, column));
-  }
-
- private:
-  PGresult* result_;
-};
-
-// A statement's parameters, all sent as text (PostgreSQL casts them to the columns' types).
-class Params {
- public:
-  Params& add(const std::string& value) {
-    values_.push_back(value);
-    null_.push_back(false);
-    return *this;
-  }
-  Params& add(std::int64_t value) { return add(std::to_string(value)); }
-  Params& add(int value) { return add(std::to_string(value)); }
-  Params& add(double value) { return add(fmt::format("{:.17g}", value)); }
-  Params& add(bool value) { return add(std::string(value ? "true" : "false")); }
-  Params& add(const std::optional<std::string>& value) {
-    if (value) return add(*value);
-    values_.emplace_back();
-    null_.push_back(true);
-    return *this;
-  }
-  std::vector<const char*> pointers() const {
-    std::vector<const char*> pointers;
-    for (std::size_t i = 0; i < values_.size(); ++i)
-      pointers.push_back(null_[i] ? nullptr : values_[i].c_str());
-    return pointers;
-  }
-
- private:
-  std::vector<std::string> values_;
-  std::vector<bool> null_;
-};
-
-// The columns every job query selects, in this order (read_job's), qualified by `table`.
-std::string job_columns(std::string_view table) {
-  std::string columns;
-  for (const char* column :
-       {"id", "learner_id", "stage", "source", "state", "phase", "attempts", "verdict", "report",
-        "created_at", "started_at", "finished_at", "language", "holder", "lease_until"}) {
-    if (!columns.empty()) columns += ", ";
-    columns += fmt::format("{}.{}", table, column);
-  }
-  return columns;
-}
-
-JobState parse_state(const std::string& text) {
-  if (text == "running") return JobState::kRunning;
-  if (text == "done") return JobState::kDone;
-  return JobState::kQueued;
-}
-
-JobRecord read_job(const Rows& rows, int row) {
-  JobRecord job;
-  job.id = rows.integer(row, 0);
-  job.learner_id = rows.integer(row, 1);
-  job.stage = rows.text(row, 2);
-  job.source = rows.text(row, 3);
-  job.state = parse_state(rows.text(row, 4));
-  job.phase = rows.text(row, 5);
-  job.attempts = static_cast<int>(rows.integer(row, 6));
-  job.verdict = rows.optional_text(row, 7);
-  job.report_json = rows.optional_text(row, 8);
-  job.created_at = rows.real(row, 9);
-  job.started_at = rows.optional_real(row, 10);
-  job.finished_at = rows.optional_real(row, 11);
-  job.language = rows.text(row, 12);
-  job.holder = rows.optional_text(row, 13);
-  job.lease_until = rows.optional_real(row, 14);
-  return job;
-}
-
-Learner read_learner(const Rows& rows) { return {rows.integer(0, 0), rows.text(0, 1), rows.boolean(0, 2)}; }
-
-// SQL for numbers in a job's stored report.
-#define CUDOJO_REPORT_NUMBER(path) "cudojo_report_number(report, '{" path "}')"
-// The ratio the gate judged by: the baseline's when the stage has one, else the reference's.
-constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER(
-    "metrics,baseline_ratio") ", " CUDOJO_REPORT_NUMBER("metrics,time_ratio") ")";
-constexpr const char* kTimeRatio = CUDOJO_REPORT_NUMBER("metrics,time_ratio");
-constexpr const char* kBaselineRatio = CUDOJO_REPORT_NUMBER("metrics,baseline_ratio");
-constexpr const char* kMedianMs = CUDOJO_REPORT_NUMBER("metrics,time_ms,median");
-#undef CUDOJO_REPORT_NUMBER
-
-// Thrown by Session when the connection broke on the call's first statement, so the whole call
-// can run again on a fresh connection.
-struct BrokenBeforeWork {
-  std::string reason;
+    // 3: the address a submission came from, over which each address's share of the queue is
+    // counted (NULL for older jobs). No index: submit counts it in the scan of pending jobs it makes
+    // anyway.
+    "ALTER TABLE jobs ADD COLUMN client_address TEXT;",
 };
 
 }  // namespace
-
-// One pooled connection lent to one call.
-class PostgresStore::Session {
- public:
-  explicit Session(PGconn* connection) : connection_(connection) {}
-
-  // Runs one statement; throws StoreError (kUnavailable when the database cannot be reached).
-  Rows run(const std::string& sql, const Params& params = {}) {
-    const auto values = params.pointers();
-    PGresult* result = PQexecParams(connection_, sql.c_str(), static_cast<int>(values.size()), nullptr,
-                                    values.data(), nullptr, nullptr, 0);
-    const ExecStatusType status = PQresultStatus(result);
-    const bool first = statements_++ == 0;
-    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return Rows(result);
-    const std::string message = first_line(PQresultErrorMessage(result));
-    const std::string state =
-        PQresultErrorField(result, PG_DIAG_SQLSTATE) ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : "";
-    const bool unavailable = is_unavailable(connection_, result);
-    const bool broken = is_broken(connection_, state);
-    PQclear(result);
-    // Only a connection found dead is worth a second try at once; a statement that waited its full
-    // lock or statement timeout would only wait again.
-    if (broken && first) throw BrokenBeforeWork{message};
-    if (unavailable) {
-      // A live connection whose statement was cut short waited on a lock or a clock, not the network.
-      const bool reached = !broken;
-      throw StoreError(StoreErrorCode::kUnavailable,
-                       (reached ? "the database could not do it in time (a lock held elsewhere): "
-                                : "the database cannot be reached: ") +
-                           message);
-    }
-    throw StoreError(StoreErrorCode::kInternal, fmt::format("SQL failed: {}", message));
-  }
-
-  // Runs statements separated by ';' without parameters (a migration step).
-  void script(const char* sql) {
-    PGresult* result = PQexec(connection_, sql);
-    ++statements_;
-    const ExecStatusType status = PQresultStatus(result);
-    const std::string message = first_line(PQresultErrorMessage(result));
-    const bool unavailable = status != PGRES_COMMAND_OK && is_unavailable(connection_, result);
-    PQclear(result);
-    if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) return;
-    throw StoreError(unavailable ? StoreErrorCode::kUnavailable : StoreErrorCode::kInternal,
-                     fmt::format("migration failed: {}", message));
-  }
-
-  // Runs `work` between BEGIN and COMMIT, rolling back when it throws.
-  template <typename Work>
-  auto transaction(Work&& work) {
-    run("BEGIN");
-    try {
-      auto result = work();
-      run("COMMIT");
-      return result;
-    } catch (...) {
-      if (PQstatus(connection_) == CONNECTION_OK) PQclear(PQexec(connection_, "ROLLBACK"));
-      throw;
-    }
-  }
-
- private:
-  PGconn* connection_;
-  int statements_ = 0;
-};
 
 std::string redact_postgres_url(const std::string& url) {
   static const std::regex kPassword(R"(^(postgres(?:ql)?://[^:/@?]*):[^@/?]*@)");
@@ -377,62 +172,6 @@ PGconn* PostgresStore::connect() {
   return connection;
 }
 
-template <typename Work>
-auto PostgresStore::with_session(Work&& work) {
-  for (int round = 0;; ++round) {
-    PGconn* connection = nullptr;
-    {
-      std::unique_lock lock(pool_mutex_);
-      pool_returned_.wait(lock, [this] { return !idle_.empty() || lent_ < max_connections_; });
-      ++lent_;
-      if (!idle_.empty()) {
-        connection = idle_.back();
-        idle_.pop_back();
-      }
-    }
-    // Returns the connection to the pool, or closes it when it broke.
-    auto give_back = [this](PGconn* used) {
-      std::lock_guard lock(pool_mutex_);
-      --lent_;
-      if (used && PQstatus(used) == CONNECTION_OK && PQtransactionStatus(used) == PQTRANS_IDLE) {
-        idle_.push_back(used);
-      } else if (used) {
-        PQfinish(used);
-      }
-      pool_returned_.notify_one();
-    };
-    try {
-      if (!connection) connection = connect();
-      Session session(connection);
-      if constexpr (std::is_void_v<decltype(work(session))>) {
-        work(session);
-        give_back(connection);
-        return;
-      } else {
-        auto result = work(session);
-        give_back(connection);
-        return result;
-      }
-    } catch (const BrokenBeforeWork& broken) {
-      give_back(connection);
-      // The idle connections went to the same server, and look alive until used: after a restart
-      // every one of them is dead. Close them all, so the second try connects afresh.
-      {
-        std::lock_guard lock(pool_mutex_);
-        for (PGconn* idle : idle_) PQfinish(idle);
-        idle_.clear();
-      }
-      if (round == 1) {
-        throw StoreError(StoreErrorCode::kUnavailable,
-                         fmt::format("the database cannot be reached: {}", broken.reason));
-      }
-    } catch (...) {
-      give_back(connection);
-      throw;
-    }
-  }
-}
-
 void PostgresStore::migrate() {
   with_session([](Session& session) {
     session.transaction([&] {
@@ -511,304 +250,11 @@ std::optional<Learner> PostgresStore::set_leaderboard(std::int64_t learner_id, b
   });
 }
 
-Enqueued PostgresStore::submit(const Submission& submission, const QueueLimits& limits) {
-  return with_session([&](Session& session) {
-    return session.transaction([&]() -> Enqueued {
-      // Every node's submit waits here for the one before it to commit, so the key lookup and the
-      // counts below see every job queued before this one.
-      session.run(fmt::format("SELECT pg_advisory_xact_lock({})", kQueueLock));
-      if (!submission.client_key.empty()) {
-        Rows seen = session.run(
-            "SELECT id, stage = $3 AND source = $4 AND language = $5 FROM jobs"
-            " WHERE learner_id = $1 AND client_key = $2",
-            Params()
-                .add(submission.learner_id)
-                .add(submission.client_key)
-                .add(submission.stage)
-                .add(submission.source)
-                .add(submission.language));
-        if (!seen.empty()) {
-          if (!seen.boolean(0, 1)) {
-            throw StoreError(StoreErrorCode::kKeyReused,
-                             fmt::format("this Idempotency-Key was used for job {}, a different submission",
-                                         seen.integer(0, 0)));
-          }
-          return {seen.integer(0, 0), true};
-        }
-      }
-      Rows counts = session.run(
-          "SELECT COUNT(*), COUNT(*) FILTER (WHERE learner_id = $1) FROM jobs WHERE state <> 'done'",
-          Params().add(submission.learner_id));
-      if (counts.integer(0, 0) >= limits.max_queue_length) {
-        throw StoreError(StoreErrorCode::kQueueFull, "the queue is full; try again shortly");
-      }
-      if (counts.integer(0, 1) >= limits.max_pending_per_learner) {
-        throw StoreError(
-            StoreErrorCode::kLearnerBusy,
-            fmt::format("you already have {} jobs waiting or running", limits.max_pending_per_learner));
-      }
-      Rows inserted = session.run(
-          "INSERT INTO jobs (learner_id, stage, source, state, created_at, language, client_key)"
-          " VALUES ($1, $2, $3, 'queued', " CUDOJO_NOW ", $4, NULLIF($5, '')) RETURNING id",
-          Params()
-              .add(submission.learner_id)
-              .add(submission.stage)
-              .add(submission.source)
-              .add(submission.language)
-              .add(submission.client_key));
-      session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
-      return {inserted.integer(0, 0), false};
-    });
-  });
-}
-
-std::int64_t PostgresStore::pending_count() {
-  return with_session([](Session& session) {
-    return session.run("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").integer(0, 0);
-  });
-}
-
-std::int64_t PostgresStore::queued_count() {
-  return with_session([](Session& session) {
-    return session.run("SELECT COUNT(*) FROM jobs WHERE state = 'queued'").integer(0, 0);
-  });
-}
-
-std::int64_t PostgresStore::pending_count(std::int64_t learner_id) {
-  return with_session([&](Session& session) {
-    return session
-        .run("SELECT COUNT(*) FROM jobs WHERE state <> 'done' AND learner_id = $1", Params().add(learner_id))
-        .integer(0, 0);
-  });
-}
-
-std::int64_t PostgresStore::queue_position(std::int64_t job_id) {
-  return with_session([&](Session& session) {
-    return session
-        .run(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < $1"
-            " AND EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND state = 'queued')",
-            Params().add(job_id))
-        .integer(0, 0);
-  });
-}
-
-std::optional<JobRecord> PostgresStore::claim_next(const std::string& holder, double lease_seconds) {
-  return with_session([&](Session& session) {
-    return session.transaction([&]() -> std::optional<JobRecord> {
-      // The round robin's pick, skipping rows another dispatcher has locked this instant: each
-      // concurrent claim takes a different job and none waits.
-      Rows claimed = session.run(
-          fmt::format("WITH next AS (SELECT j.id FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
-                      " WHERE j.state = 'queued' ORDER BY COALESCE(l.last_served_at, 0), j.id"
-                      " LIMIT 1 FOR UPDATE OF j SKIP LOCKED)"
-                      " UPDATE jobs SET state = 'running', phase = 'starting', attempts = jobs.attempts + 1,"
-                      " started_at = " CUDOJO_NOW ", holder = $1, lease_until = " CUDOJO_NOW " + $2"
-                      " FROM next WHERE jobs.id = next.id RETURNING {}",
-                      job_columns("jobs")),
-          Params().add(holder).add(lease_seconds));
-      if (claimed.empty()) return std::nullopt;
-      JobRecord job = read_job(claimed, 0);
-      session.run("UPDATE learners SET last_served_at = $1 WHERE id = $2",
-                  Params().add(job.started_at.value_or(0)).add(job.learner_id));
-      return job;
-    });
-  });
-}
-
-// The claim's condition over $1 (id), $2 (holder) and $3 (attempt).
-#define CUDOJO_CURRENT_CLAIM " id = $1 AND state = 'running' AND holder = $2 AND attempts = $3"
-
-namespace {
-Params claim_params(const JobClaim& claim) {
-  return Params().add(claim.id).add(claim.holder).add(claim.attempt);
-}
-}  // namespace
-
-int PostgresStore::renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) {
-  if (claims.empty()) return 0;
-  return with_session([&](Session& session) {
-    return session.transaction([&] {
-      int renewed = 0;
-      for (const JobClaim& claim : claims) {
-        renewed += session
-                       .run("UPDATE jobs SET lease_until = " CUDOJO_NOW " + $4 WHERE" CUDOJO_CURRENT_CLAIM,
-                            claim_params(claim).add(lease_seconds))
-                       .affected();
-      }
-      return renewed;
-    });
-  });
-}
-
-bool PostgresStore::set_phase(const JobClaim& claim, const std::string& phase) {
-  return with_session([&](Session& session) {
-    return session.transaction([&] {
-      return session
-                 .run("UPDATE jobs SET phase = $4 WHERE" CUDOJO_CURRENT_CLAIM, claim_params(claim).add(phase))
-                 .affected() == 1;
-    });
-  });
-}
-
-bool PostgresStore::finish(const JobClaim& claim, const std::string& verdict,
-                           const std::string& report_json) {
-  return with_session([&](Session& session) {
-    return session.transaction([&] {
-      if (session
-              .run("UPDATE jobs SET state = 'done', phase = 'done', verdict = $4, report = $5, finished_at "
-                   "= " CUDOJO_NOW ", lease_until = NULL WHERE" CUDOJO_CURRENT_CLAIM,
-                   claim_params(claim).add(verdict).add(report_json))
-              .affected() == 1) {
-        return true;
-      }
-      // Already recorded under this very claim: an earlier call committed but its answer was lost
-      // with the connection, and the caller asked again.
-      return !session
-                  .run(
-                      "SELECT 1 FROM jobs WHERE id = $1 AND state = 'done' AND holder = $2 AND attempts = $3"
-                      " AND verdict = $4",
-                      claim_params(claim).add(verdict))
-                  .empty();
-    });
-  });
-}
-
-bool PostgresStore::requeue(const JobClaim& claim, const std::string& phase) {
-  return with_session([&](Session& session) {
-    return session.transaction([&] {
-      const bool requeued = session
-                                .run(
-                                    "UPDATE jobs SET state = 'queued', phase = $4, holder = NULL,"
-                                    " lease_until = NULL WHERE" CUDOJO_CURRENT_CLAIM,
-                                    claim_params(claim).add(phase))
-                                .affected() == 1;
-      if (requeued) session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
-      return requeued;
-    });
-  });
-}
-#undef CUDOJO_CURRENT_CLAIM
-
-int PostgresStore::requeue_expired() {
-  const std::string gave_up = gave_up_report_json();
-  return with_session([&](Session& session) {
-    return session.transaction([&] {
-      // Rows another transaction holds are skipped, not waited for: a second node sweeping at the
-      // same moment, or a cut-off node's backend still holding its locks (the server ends it within
-      // seconds, and a later sweep takes the job).
-      const int failed =
-          session
-              .run("WITH lapsed AS (SELECT id FROM jobs WHERE state = 'running' AND lease_until < " CUDOJO_NOW
-                   " AND attempts >= $2 FOR UPDATE SKIP LOCKED)"
-                   " UPDATE jobs SET state = 'done', phase = 'done', verdict = 'internal_error', report = $1,"
-                   " finished_at = " CUDOJO_NOW ", lease_until = NULL FROM lapsed WHERE jobs.id = lapsed.id",
-                   Params().add(gave_up).add(kMaxAttempts))
-              .affected();
-      const int requeued =
-          session
-              .run("WITH lapsed AS (SELECT id FROM jobs WHERE state = 'running' AND lease_until < " CUDOJO_NOW
-                   " AND attempts < $1 FOR UPDATE SKIP LOCKED)"
-                   " UPDATE jobs SET state = 'queued', phase = 'queued again: its judge stopped answering',"
-                   " holder = NULL, lease_until = NULL FROM lapsed WHERE jobs.id = lapsed.id",
-                   Params().add(kMaxAttempts))
-              .affected();
-      if (requeued > 0) session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
-      return failed + requeued;
-    });
-  });
-}
-
-std::optional<JobRecord> PostgresStore::job(std::int64_t job_id) {
-  return with_session([&](Session& session) -> std::optional<JobRecord> {
-    Rows found = session.run(fmt::format("SELECT {} FROM jobs WHERE id = $1", job_columns("jobs")),
-                             Params().add(job_id));
+std::optional<std::string> PostgresStore::learner_token_digest(std::int64_t learner_id) {
+  return with_session([&](Session& session) -> std::optional<std::string> {
+    Rows found = session.run("SELECT token_sha256 FROM learners WHERE id = $1", Params().add(learner_id));
     if (found.empty()) return std::nullopt;
-    return read_job(found, 0);
-  });
-}
-
-std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id,
-                                               const std::optional<std::string>& stage, int limit,
-                                               std::optional<std::int64_t> before) {
-  return with_session([&](Session& session) {
-    Rows rows = session.run(
-        fmt::format("SELECT id, stage, language, state, verdict, {}, {}, created_at, finished_at"
-                    " FROM jobs WHERE learner_id = $1 AND ($2::text IS NULL OR stage = $2) AND id < $3"
-                    " ORDER BY id DESC LIMIT $4",
-                    kTimeRatio, kBaselineRatio),
-        Params()
-            .add(learner_id)
-            .add(stage)
-            .add(before.value_or(std::numeric_limits<std::int64_t>::max()))
-            .add(std::int64_t{limit}));
-    std::vector<JobSummary> jobs;
-    for (int row = 0; row < rows.size(); ++row) {
-      JobSummary job;
-      job.id = rows.integer(row, 0);
-      job.stage = rows.text(row, 1);
-      job.language = rows.text(row, 2);
-      job.state = parse_state(rows.text(row, 3));
-      job.verdict = rows.optional_text(row, 4);
-      job.time_ratio = rows.optional_real(row, 5);
-      job.baseline_ratio = rows.optional_real(row, 6);
-      job.created_at = rows.real(row, 7);
-      job.finished_at = rows.optional_real(row, 8);
-      jobs.push_back(std::move(job));
-    }
-    return jobs;
-  });
-}
-
-std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
-  return with_session([&](Session& session) {
-    // As SqliteStore::progress: finished jobs with their numbers read once; each stage's accepted
-    // jobs ranked, the first being its best. Stage ids sort bytewise ("C"), as SQLite does.
-    Rows rows = session.run(
-        fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, {} AS ms FROM jobs"
-                    "  WHERE learner_id = $1 AND state = 'done'),"
-                    " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
-                    "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
-                    "  FROM finished WHERE verdict = 'accepted')"
-                    " SELECT f.stage, COUNT(*), bool_or(f.verdict = 'accepted'), b.ratio, b.ms, MAX(f.id)"
-                    " FROM finished AS f LEFT JOIN best AS b ON b.stage = f.stage AND b.place = 1"
-                    " GROUP BY f.stage, b.ratio, b.ms ORDER BY f.stage COLLATE \"C\"",
-                    kGateRatio, kMedianMs),
-        Params().add(learner_id));
-    std::vector<StageProgress> stages;
-    for (int row = 0; row < rows.size(); ++row) {
-      StageProgress stage;
-      stage.stage = rows.text(row, 0);
-      stage.attempts = rows.integer(row, 1);
-      stage.accepted = rows.boolean(row, 2);
-      stage.best_time_ratio = rows.optional_real(row, 3);
-      stage.best_time_ms = rows.optional_real(row, 4);
-      stage.last_job = rows.integer(row, 5);
-      stages.push_back(std::move(stage));
-    }
-    return stages;
-  });
-}
-
-std::vector<LeaderboardEntry> PostgresStore::leaderboard(const std::string& stage, int limit) {
-  return with_session([&](Session& session) {
-    Rows rows = session.run(
-        fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
-                    "  {} AS ratio, {} AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
-                    "  WHERE j.stage = $1 AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard),"
-                    " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
-                    "  AS place FROM accepted WHERE ratio IS NOT NULL)"
-                    " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
-                    " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
-                    " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT $2",
-                    kGateRatio, kMedianMs),
-        Params().add(stage).add(std::int64_t{limit}));
-    std::vector<LeaderboardEntry> entries;
-    for (int row = 0; row < rows.size(); ++row) {
-      entries.push_back({rows.text(row, 0), rows.real(row, 1), rows.optional_real(row, 2), rows.text(row, 3),
-                         rows.real(row, 4)});
-    }
-    return entries;
+    return found.text(0, 0);
   });
 }
 
@@ -842,7 +288,5 @@ std::vector<NodeInfo> PostgresStore::nodes(double seen_within_seconds) {
     return nodes;
   });
 }
-
-#undef CUDOJO_NOW
 
 }  // namespace cudojo

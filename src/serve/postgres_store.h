@@ -42,6 +42,7 @@ class PostgresStore final : public Store {
   IssuedLearner create_learner(const std::string& name) override;
   std::optional<Learner> find_learner_by_token(const std::string& token) override;
   std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) override;
+  std::optional<std::string> learner_token_digest(std::int64_t learner_id) override;
 
   Enqueued submit(const Submission& submission, const QueueLimits& limits) override;
   std::int64_t pending_count() override;
@@ -58,6 +59,7 @@ class PostgresStore final : public Store {
   int requeue_interrupted() override { return requeue_expired(); }
 
   std::optional<JobRecord> job(std::int64_t job_id) override;
+  std::vector<JobProgress> job_progress(const std::vector<std::int64_t>& job_ids) override;
   std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
                                   std::optional<std::int64_t> before) override;
   std::vector<StageProgress> progress(std::int64_t learner_id) override;
@@ -72,7 +74,7 @@ class PostgresStore final : public Store {
   void watch_new_jobs(std::function<void()> on_new_jobs) override;
   void stop_watching() override;
 
-  class Session;  // one pooled connection lent to one call (postgres_store.cc)
+  class Session;  // one pooled connection lent to one call (postgres_session.h)
 
  private:
   // Runs `work` on a pooled connection; retries once on a fresh connection when the first

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <httplib.h>
 #include <netdb.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -12,17 +11,22 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "common/environment.h"
 #include "compile/nvrtc_compiler.h"
+#include "http/router.h"
+#include "http/server.h"
 #include "run/judge.h"
 #include "serve/api.h"
 #include "serve/dispatcher.h"
 #include "serve/heartbeat.h"
+#include "serve/job_streams.h"
 #include "serve/postgres_store.h"
 #include "serve/store.h"
 #include "serve/store_internal.h"
+#include "serve/watched_store.h"
 
 namespace cudojo {
 
@@ -86,28 +90,6 @@ int lock_data_folder(const fs::path& data_dir, std::string& problem) {
   return fd;
 }
 
-// httplib binds with SO_REUSEPORT, so a second server on a taken port would share it and split
-// its requests. A probe without it fails when anything listens there.
-bool port_is_free(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found) != 0 || !found) return true;
-  bool free = true;
-  for (addrinfo* address = found; address && free; address = address->ai_next) {
-    const int probe = socket(address->ai_family, address->ai_socktype | SOCK_CLOEXEC, address->ai_protocol);
-    if (probe < 0) continue;
-    int yes = 1;
-    setsockopt(probe, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    if (bind(probe, address->ai_addr, address->ai_addrlen) != 0 && errno == EADDRINUSE) free = false;
-    close(probe);
-  }
-  freeaddrinfo(found);
-  return free;
-}
-
 }  // namespace
 
 int run_server(const std::vector<Stage>& course, const ServeSettings& settings) {
@@ -118,6 +100,15 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  // A client that leaves while it is being answered must not end the server.
+  signal(SIGPIPE, SIG_IGN);
+
+  std::string problem;
+  const auto proxies = http::TrustedProxies::parse(settings.trusted_proxies, problem);
+  if (!proxies) {
+    fmt::print(stderr, "cudojo serve: --trusted-proxy {}\n", problem);
+    return 2;
+  }
 
   // A SQLite store belongs to one server: its folder is locked, and jobs left running by a
   // stopped server are taken back at once. A PostgreSQL store is shared: nothing is locked, and
@@ -127,7 +118,6 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
       settings.store.empty() ? (settings.data_dir / "cudojo.sqlite3").string() : settings.store;
   int data_lock = -1;
   if (!shared_store) {
-    std::string problem;
     const fs::path folder =
         settings.store.empty() ? settings.data_dir : fs::path(settings.store).parent_path();
     data_lock = lock_data_folder(folder.empty() ? fs::path(".") : folder, problem);
@@ -136,10 +126,35 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
       return 2;
     }
   }
-  if (settings.http && settings.port != 0 && !port_is_free(settings.host, settings.port)) {
-    fmt::print(stderr, "cudojo serve: {}:{} is in use by another program\n", settings.host, settings.port);
-    if (data_lock >= 0) close(data_lock);
-    return 2;
+
+  // The listener comes first, before the store is touched: a port another program holds ends the
+  // start here. Routes are added before it starts; its hooks reach the Api once there is one.
+  http::Router router;
+  Api* api_for_hooks = nullptr;
+  std::optional<http::Server> server;
+  int port = 0;
+  if (settings.http) {
+    http::ServerSettings front;
+    front.host = settings.host;
+    front.port = settings.port;
+    front.limits = settings.limits;
+    front.trusted_proxies = *proxies;
+    front.answer_headers = Api::answer_headers();
+    front.before_body = [&api_for_hooks](const http::Request& head, http::Response& response) {
+      return api_for_hooks && api_for_hooks->before_body(head, response);
+    };
+    front.on_exception = [&api_for_hooks](const http::Request& request, http::Response& response,
+                                          std::exception_ptr error) {
+      if (api_for_hooks) api_for_hooks->on_exception(request, response, error);
+    };
+    server.emplace(router, std::move(front));
+    try {
+      port = server->listen();
+    } catch (const http::ServerError& error) {
+      fmt::print(stderr, "cudojo serve: {}\n", error.what());
+      if (data_lock >= 0) close(data_lock);
+      return 2;
+    }
   }
 
   std::unique_ptr<Store> opened;
@@ -151,7 +166,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
                shared_store ? redact_postgres_url(location) : location, error.what());
     return 2;
   }
-  Store& store = *opened;
+  WatchedStore store(*opened);
   int requeued = 0;
   try {
     requeued = store.requeue_interrupted();
@@ -172,6 +187,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   // name never renews, and so keeps alive, the jobs of the process it replaced.
   const std::string holder = fmt::format("{}#{}", node.name, store_internal::random_token().substr(0, 8));
 
+  // Outlives the dispatcher, which wakes it whenever one of this node's jobs changes.
+  JobStreams streams(store, settings.limits);
   Dispatcher::Settings dispatch;
   dispatch.workers = node.workers;
   dispatch.pin_gpus = settings.workers < 0 && gpus.count > 0;
@@ -187,6 +204,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.node_name = node.name;
   dispatch.host = node.host;
   dispatch.gpu = node.gpu;
+  dispatch.on_job_changed = [&streams] { streams.poke(); };
   Dispatcher dispatcher(store, course, dispatch);
   // Jobs queued by other nodes wake this node's idle judges at once (a shared store only). Started
   // with the dispatcher; whatever way this function is left, the store stops calling into the
@@ -224,37 +242,27 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     return 0;
   }
 
-  httplib::Server server;
-  server.new_task_queue = [threads = settings.limits.http_threads] {
-    return new httplib::ThreadPool(threads);
-  };
-  server.set_payload_max_length(settings.limits.max_request_bytes);
-  Api api(store, dispatcher, course, settings, node, gpus.count);
-  api.register_routes(server);
-
-  const int port = settings.port == 0 ? server.bind_to_any_port(settings.host) : settings.port;
-  if (settings.port != 0 && !server.bind_to_port(settings.host, settings.port)) {
-    fmt::print(stderr, "cudojo serve: cannot listen on {}:{}\n", settings.host, settings.port);
-    return 2;
-  }
-  if (port < 0) {
-    fmt::print(stderr, "cudojo serve: cannot listen on {}\n", settings.host);
-    return 2;
-  }
+  Api api(store, dispatcher, streams, course, settings, node, gpus.count);
+  api.register_routes(router);
+  api_for_hooks = &api;
+  // The server's connections hold streams' places and the Api's handlers: it goes first, whatever
+  // way this function is left.
+  struct ServerFirst {
+    std::optional<http::Server>& server;
+    ~ServerFirst() { server.reset(); }
+  } server_first{server};
   start_judging();
-  std::thread stopper([&] {
-    int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
-    api.end_event_streams();  // open streams would otherwise hold the server for their full length
-    server.stop();
-  });
+  streams.start();
+  server->start();
   fmt::print("cudojo serve: http://{}:{}/  {}\n", settings.host, port, summary);
   std::fflush(stdout);
-  server.listen_after_bind();
-  // Reached after a stop signal: running jobs get a short grace to finish and record their verdicts;
-  // the rest go back to the queue (Dispatcher::stop).
-  pthread_kill(stopper.native_handle(), SIGTERM);
-  stopper.join();
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  // Open streams end first (they would otherwise hold their connections open); then the front door
+  // closes. Running jobs get a short grace to finish and record their verdicts; the rest go back to
+  // the queue (Dispatcher::stop).
+  streams.stop();
+  server->stop();
   store.stop_watching();
   dispatcher.stop();
   heartbeat.stop();

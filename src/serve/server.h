@@ -1,7 +1,7 @@
 // `cudojo serve`: the course as a web page and a JSON API over the same judge as the CLI.
-// HTTP (cpp-httplib) threads only read and write the Store; the Dispatcher's threads run jobs.
-// The routes are in serve/api.h; this file starts the Store, the Dispatcher and the listener.
-// docs/openapi.yaml describes the API.
+// The HTTP front door (src/http/) only reads and writes the Store; the Dispatcher's threads run
+// jobs. The routes are in serve/api.h; this file starts the Store, the Dispatcher, the event
+// streams and the listener. docs/openapi.yaml describes the API.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +25,9 @@ struct ServeSettings {
   int workers = -1;                       // -1: one per visible GPU (at least one); 0: none
   std::filesystem::path web_dir;          // index.html, app.js, style.css, node_modules/codemirror
   std::filesystem::path calibration_dir;  // per-GPU reference figures (cudojo calibrate)
+  // Proxies whose X-Forwarded-For names the client (addresses or networks; http/client_address.h).
+  // Their own connections are not counted per address.
+  std::vector<std::string> trusted_proxies;
   ServeLimits limits;
   JudgeLimits judge_limits;
 };

@@ -28,6 +28,7 @@ class SqliteStore final : public Store {
   IssuedLearner create_learner(const std::string& name) override;
   std::optional<Learner> find_learner_by_token(const std::string& token) override;
   std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) override;
+  std::optional<std::string> learner_token_digest(std::int64_t learner_id) override;
 
   Enqueued submit(const Submission& submission, const QueueLimits& limits) override;
   std::int64_t pending_count() override;
@@ -44,6 +45,7 @@ class SqliteStore final : public Store {
   int requeue_interrupted() override;
 
   std::optional<JobRecord> job(std::int64_t job_id) override;
+  std::vector<JobProgress> job_progress(const std::vector<std::int64_t>& job_ids) override;
   std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
                                   std::optional<std::int64_t> before) override;
   std::vector<StageProgress> progress(std::int64_t learner_id) override;

@@ -45,6 +45,13 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+std::string address_busy_message(std::int64_t pending) {
+  return fmt::format(
+      "this address already has {} job{} waiting or running, its whole share of the queue; try again "
+      "when one of them finishes",
+      pending, pending == 1 ? "" : "s");
+}
+
 }  // namespace store_internal
 
 std::string_view to_string(JobState state) {

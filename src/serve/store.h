@@ -48,6 +48,8 @@ enum class StoreErrorCode {
   kQueueFull,
   // This learner already has its limit of jobs queued or running.
   kLearnerBusy,
+  // The submission's client address already has its share of the queue (queued or running).
+  kAddressBusy,
   // The database cannot do it now (a shared store's connection is down, or a lock it needs is held
   // by a node that was cut off): answered 503 with Retry-After and tried again by the caller; the
   // store reconnects on its next call.
@@ -59,6 +61,9 @@ enum class StoreErrorCode {
 struct QueueLimits {
   std::int64_t max_queue_length = std::numeric_limits<std::int64_t>::max();
   std::int64_t max_pending_per_learner = std::numeric_limits<std::int64_t>::max();
+  // Counted over the jobs submitted from the same Submission::client_address (one without an
+  // address is not counted).
+  std::int64_t max_pending_per_address = std::numeric_limits<std::int64_t>::max();
 };
 
 class StoreError : public std::runtime_error {
@@ -134,6 +139,9 @@ struct Submission {
   std::string source;
   std::string language = "cuda";  // cuda, python or rust (checked by the caller)
   std::string client_key;         // empty: none
+  // The address the request came from (behind a trusted proxy, the one it named): the queue's
+  // share per address is counted over it. Empty: unknown (a job queued by a tool, not a client).
+  std::string client_address;
 };
 
 struct Enqueued {
@@ -159,6 +167,15 @@ struct JobRecord {
   std::optional<double> lease_until;  // when its holder's lease ends (while running)
 
   JobClaim claim() const { return {id, holder.value_or(""), attempts}; }
+};
+
+// Where one job stands, as its event stream shows it: what Store::job_progress reads for every
+// open stream at once.
+struct JobProgress {
+  std::int64_t id = 0;
+  JobState state = JobState::kQueued;
+  std::string phase;
+  std::int64_t position = 0;  // queued jobs ahead of it (queue_position's number; 0 unless queued)
 };
 
 // One cudojo process that serves pages, judges jobs, or both, as it registered itself.
@@ -192,16 +209,21 @@ class Store {
   virtual std::optional<Learner> find_learner_by_token(const std::string& token) = 0;
   // Opts a learner in to or out of the leaderboards; the learner as stored after, nullopt if unknown.
   virtual std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) = 0;
+  // The stored digest of the learner's token (token_digest), nullopt for an unknown learner. It keys
+  // the learner's event-stream tickets (serve/stream_ticket.h), so any node checks a ticket, and a
+  // ticket dies with the token it was issued under.
+  virtual std::optional<std::string> learner_token_digest(std::int64_t learner_id) = 0;
 
-  // Queues a submission. Throws StoreError with kQueueFull or kLearnerBusy when a limit is reached,
-  // kKeyReused when its key named another submission. The key is looked up and the limits counted
-  // in the same transaction as the insert, so no burst from any number of servers passes the
-  // limits together or queues one key twice. A replayed submission is not counted against them.
+  // Queues a submission. Throws StoreError with kQueueFull, kLearnerBusy or kAddressBusy when a limit
+  // is reached (told in that order), kKeyReused when its key named another submission. The key is
+  // looked up and the limits counted in the same transaction as the insert, so no burst from any
+  // number of servers passes the limits together or queues one key twice. A replayed submission is
+  // not counted against them.
   virtual Enqueued submit(const Submission& submission, const QueueLimits& limits = {}) = 0;
   // submit() without a key; the new job's id.
   std::int64_t enqueue(std::int64_t learner_id, const std::string& stage, const std::string& source,
                        const QueueLimits& limits = {}, const std::string& language = "cuda") {
-    return submit({learner_id, stage, source, language, ""}, limits).id;
+    return submit({learner_id, stage, source, language, "", ""}, limits).id;
   }
   virtual std::int64_t pending_count() = 0;                         // queued + running, everyone's
   virtual std::int64_t queued_count() = 0;                          // waiting for a judge, everyone's
@@ -232,6 +254,10 @@ class Store {
   virtual int requeue_interrupted() = 0;
 
   virtual std::optional<JobRecord> job(std::int64_t job_id) = 0;
+  // The progress of each of `job_ids` that exists (unknown ids are left out; any order), in a fixed
+  // number of queries however many ids there are: the event streams read every open stream's job
+  // with one call per poll.
+  virtual std::vector<JobProgress> job_progress(const std::vector<std::int64_t>& job_ids) = 0;
   // A learner's jobs, newest first; stage filter optional; only ids below `before` when given (the
   // paging cursor); at most `limit`.
   virtual std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage,

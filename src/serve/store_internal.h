@@ -1,7 +1,8 @@
 // What both Store implementations share and nothing else needs: the learner-name rule, token
-// generation, and the clock of stores that keep time themselves.
+// generation, the clock of stores that keep time themselves, and what a full address share says.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace cudojo::store_internal {
@@ -15,5 +16,9 @@ std::string random_token();
 
 // Seconds since the epoch, by this machine's clock.
 double now_seconds();
+
+// The message of StoreError(kAddressBusy), `pending` being the address's jobs queued or running: both
+// stores refuse in the same words.
+std::string address_busy_message(std::int64_t pending);
 
 }  // namespace cudojo::store_internal

@@ -1,4 +1,4 @@
-// For tests only (store_test.cc and the API tests): the test PostgreSQL server, fresh databases on
+// For tests only (the store tests and the API tests): the test PostgreSQL server, fresh databases on
 // it, and real faults and rows in a store's database (a SQLite file or a PostgreSQL database), made
 // from a second connection the way another process could, so tests need no stand-in database.
 #pragma once
@@ -142,6 +142,20 @@ inline std::int64_t insert_finished_job(const std::string& location, std::int64_
                     quoted(verdict) + ", " + quoted(report_json) + ", " + now + ", " + now + ", " + now +
                     ", " + quoted(language) + ") RETURNING id");
   return id.empty() || id.starts_with("error") ? 0 : std::stoll(id);
+}
+
+// Queues `count` jobs for a learner straight into the jobs table in one statement, as many
+// submissions would, so a test of many jobs does not wait for as many commits. False on failure.
+inline bool insert_queued_jobs(const std::string& location, std::int64_t learner_id, int count) {
+  const std::string values = std::to_string(learner_id) + ", 'reduction/2', 'source', 'queued', 0 FROM ";
+  const std::string sql =
+      location.starts_with("postgres")
+          ? "INSERT INTO jobs (learner_id, stage, source, state, created_at) SELECT " + values +
+                "generate_series(1, " + std::to_string(count) + ")"
+          : "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < " +
+                std::to_string(count) +
+                ") INSERT INTO jobs (learner_id, stage, source, state, created_at) SELECT " + values + "n";
+  return !sql_value(location, sql).starts_with("error");
 }
 
 }  // namespace cudojo::testing

@@ -23,6 +23,11 @@
 // or critical (light, dark, narrow). Routes this binary lacks (404) get made-up answers; progress
 // and the leaderboard are always made up (accepted runs need a GPU). NAME-dark.png, NAME-wide.png
 // and NAME-420.png show them.
+// Event streams (checkStreamFallback): a run's progress comes by an EventSource opened with a
+// one-use ticket (POST /api/jobs/N/ticket, then /api/jobs/N/events?ticket=...) and its result by
+// that stream; on a server that judges nothing, a refused ticket makes the page poll, and the
+// learner's fifth stream replaces the page's (event: replaced), which then polls rather than
+// opening another. Every URL any page asked for is recorded: none holds a token.
 // No GPU is needed: compiling happens before any device is touched. More screenshots:
 // NAME-python.png shows the Python compile error, NAME-tracks.png and NAME-tracks-narrow.png the
 // two tracks on a wide screen and on a phone.
@@ -38,6 +43,22 @@ const startServer = () => serve.startServer(binary, webDir);
 function expect(condition, message) {
   if (!condition) throw new Error(`expectation failed: ${message}`);
 }
+
+// Every URL the pages ask for (EventSource included), and every token the test saw: a token
+// travels in the Authorization header only, never in a URL, where every proxy's log would keep it.
+const requestUrls = [];
+const tokensSeen = new Set();
+const recordRequests = (target) => target.on("request", (request) => requestUrls.push(request.url()));
+
+function expectNoTokenInUrls() {
+  expect(requestUrls.length > 0 && tokensSeen.size > 0, "requests and tokens were recorded");
+  const leaked = requestUrls.filter((u) => /[?&]token=/.test(u) || [...tokensSeen].some((t) => u.includes(t)));
+  expect(leaked.length === 0, `no request URL holds a token (${requestUrls.length} URLs; got ${leaked.slice(0, 3).join(" ")})`);
+}
+
+const isPost = (request, pathname) => request.method() === "POST" && new URL(request.url()).pathname === pathname;
+const isEvents = (request, id) => new URL(request.url()).pathname === `/api/jobs/${id}/events`;
+const isPoll = (request, id) => request.method() === "GET" && new URL(request.url()).pathname === `/api/jobs/${id}`;
 
 const editorValue = (page) => page.evaluate(() => window.cudojoEditor.getValue());
 const editorMode = (page) => page.evaluate(() => ({
@@ -293,6 +314,7 @@ async function checkTracks(browser, url, screenshot) {
   const fake = [...Array(9)].map((_, i) => `reduction/${i + 1}`).concat(["atomics/1", "atomics/2", "atomics/3"])
     .map((id) => ({ id, alias: `${id}-alias`, title: `Stage ${id}`, summary: `about ${id}`, signature: "__global__ void k()" }));
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+  recordRequests(context);
   const page = await context.newPage();
   const pageErrors = [];
   page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
@@ -443,10 +465,78 @@ async function openStage(page, id) {
     && document.querySelector("#workbench").dataset.language, id);
 }
 
+// A server that judges nothing (its jobs stay queued). A ticket refused: the page polls GET
+// /api/jobs/N once a second and opens no stream. A stream opened with a ticket, then the learner's
+// four more (max_event_streams_per_learner is 4, sent as a script would, the token in the header):
+// the page's stream, the oldest, gets "event: replaced", and the page polls instead of asking again.
+async function checkStreamFallback(browser) {
+  const { server, url } = await serve.startServer(binary, webDir, 0);
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+  const others = new AbortController();
+  try {
+    await serveVendorFallback(context, webDir);
+    recordRequests(context);
+    const requests = [];
+    context.on("request", (request) => requests.push(request));
+    const page = await context.newPage();
+    const pageErrors = [];
+    page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
+    await page.goto(url);
+    await page.fill("#learner-name", "streams");
+    await page.click("#signin-button");
+    await page.waitForSelector("#who:has-text('signed in as streams')");
+    await page.click("#token-done");
+    const token = await stored(page, "cudojo.token");
+    tokensSeen.add(token);
+    await openStage(page, "reduction/1");
+
+    // 1. The ticket is refused (503 once): the page polls.
+    await page.route("**/api/jobs/*/ticket", (route) => route.fulfill({ status: 503, json: { error: "try again" } }), { times: 1 });
+    let posted = page.waitForResponse((r) => isPost(r.request(), "/api/jobs"));
+    await page.click("#run");
+    const first = await (await posted).json();
+    for (let n = 0; n < 2; n++) await page.waitForRequest((r) => isPoll(r, first.id), { timeout: 5000 });
+    expect(requests.some((r) => isPost(r, `/api/jobs/${first.id}/ticket`)), "the page asked for a ticket");
+    expect(!requests.some((r) => isEvents(r, first.id)), "with the ticket refused the page opens no stream ...");
+    expect((await page.textContent("#status")).startsWith("queued"), `... and polls, showing the queue (${await page.textContent("#status")})`);
+
+    // 2. The page's stream is replaced by the learner's fifth.
+    await page.reload();
+    await openStage(page, "reduction/1");
+    posted = page.waitForResponse((r) => isPost(r.request(), "/api/jobs"));
+    const opened = page.waitForResponse((r) => /^\/api\/jobs\/\d+\/events$/.test(new URL(r.url()).pathname));
+    await page.click("#run");
+    const second = await (await posted).json();
+    const stream = await opened;
+    expect(stream.status() === 200 && new URL(stream.url()).pathname === `/api/jobs/${second.id}/events`,
+           `the page opens the job's stream (${stream.status()} ${stream.url()})`);
+    expect(new URL(stream.url()).searchParams.get("ticket"), "... with ?ticket=");
+    await page.waitForFunction(() => state.events && state.events.readyState === EventSource.OPEN);
+    await page.evaluate(() => state.events.addEventListener("replaced", () => { window.streamReplaced = true; }));
+    for (let n = 0; n < 4; n++) {
+      const response = await fetch(new URL(`/api/jobs/${second.id}/events`, url),
+                                   { headers: { Authorization: `Bearer ${token}` }, signal: others.signal });
+      expect(response.status === 200, `the learner's stream ${n + 2} opens (${response.status})`);
+      await response.body.getReader().read();  // its first event: the stream is counted
+    }
+    await page.waitForFunction(() => window.streamReplaced === true, null, { timeout: 5000 });
+    for (let n = 0; n < 2; n++) await page.waitForRequest((r) => isPoll(r, second.id), { timeout: 5000 });
+    expect(requests.filter((r) => isEvents(r, second.id)).length === 1, "replaced, the page polls and opens no other stream");
+    expect(await page.evaluate(() => state.events === null || state.events.readyState === EventSource.CLOSED),
+           "... and its replaced stream is closed");
+    expect(pageErrors.length === 0, `no script errors in the stream checks (got ${pageErrors.length})`);
+  } finally {
+    others.abort();
+    await context.close();
+    server.kill("SIGTERM");
+  }
+}
+
 async function checkIssue14(browser, url, screenshot) {
   // bypassCSP: the server's CSP (script-src 'self') would refuse the injected axe-core.
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true });
   await serveVendorFallback(context, webDir);
+  recordRequests(context);
   const emulated = new Set();
   // The learner the made-up /api/me knows: filled in at sign-up.
   const me = { id: 0, name: "", leaderboard: false, token: null };
@@ -503,6 +593,7 @@ async function checkIssue14(browser, url, screenshot) {
   const learner = await (await signup).json();
   expect(learner.name === "Jane Doe", `the server keeps "Jane Doe" (got ${JSON.stringify(learner.name)})`);
   Object.assign(me, { id: learner.id, name: learner.name, token: learner.token });
+  tokensSeen.add(learner.token);
   await page.waitForSelector("#who:has-text('signed in as Jane Doe')");
   expect(await page.isVisible("#token-reveal"), "the token is shown after sign-up");
   expect(await page.inputValue("#token-value") === learner.token, "... the token itself");
@@ -697,12 +788,16 @@ async function checkIssue14(browser, url, screenshot) {
     const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
     const pageErrors = [];
     page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
+    recordRequests(page);
+    const requests = [];
+    page.on("request", (request) => requests.push(request));
     await serveVendorFallback(page, webDir);
     await page.goto(url);
     await page.fill("#learner-name", "playwright");
     await page.click("#signin-button");
     await page.waitForSelector("#who:has-text('signed in as playwright')");
     await page.click("#token-done");
+    tokensSeen.add(await stored(page, "cudojo.token"));
     // The real course's stages, grouped by track in the API's order.
     const courseStages = await page.evaluate(() => fetch("/api/stages").then((response) => response.json()));
     await page.waitForSelector(`nav button[data-stage='${courseStages[courseStages.length - 1].id}']`);
@@ -729,9 +824,23 @@ async function checkIssue14(browser, url, screenshot) {
     const warningLine = errorLine + 1;
     await page.keyboard.press("Enter");
     await page.keyboard.type("int unused_here;");
+    const posted = page.waitForResponse((r) => isPost(r.request(), "/api/jobs"));
+    const opened = page.waitForResponse((r) => /^\/api\/jobs\/\d+\/events$/.test(new URL(r.url()).pathname));
     await page.click("#run");
+    const job = await (await posted).json();
 
     await page.waitForSelector(".verdict:has-text('compile_error')", { timeout: 60000 });
+    // The run was followed by an event stream opened with a one-use ticket, and its result came
+    // by that stream (the status says how long it took; a poll's says only "done").
+    const stream = await opened;
+    expect(requests.some((r) => isPost(r, `/api/jobs/${job.id}/ticket`)), "the page asks for a stream ticket");
+    expect(new URL(stream.url()).pathname === `/api/jobs/${job.id}/events` && new URL(stream.url()).searchParams.get("ticket"),
+           `the page opens the job's stream with ?ticket= (${stream.url()})`);
+    expect(stream.status() === 200 && (stream.headers()["content-type"] || "").startsWith("text/event-stream"),
+           `... and the server streams it (${stream.status()} ${stream.headers()["content-type"]})`);
+    const doneText = await page.textContent("#status");
+    expect(/^done in .* \(queued to verdict\)$/.test(doneText), `the result came by the stream (status "${doneText}")`);
+    expect(!requests.some((r) => isPoll(r, job.id)), "... and the page did not poll");
     const link = page.locator(`#tab-result li.error a.line[data-line='${errorLine}']`);
     expect(await link.count() >= 1, `an error links to line ${errorLine}`);
     const message = await page.textContent("#tab-result .diagnostics");
@@ -770,6 +879,10 @@ async function checkIssue14(browser, url, screenshot) {
     await checkTracks(browser, url, screenshot);
     console.log("stages grouped by track: headings, order, keyboard, previous stage across tracks, phone width");
     await checkIssue14(browser, url, screenshot);
+    await checkStreamFallback(browser);
+    console.log("event streams: opened with a ticket, the result by the stream; a refused ticket and a replaced stream poll");
+    expectNoTokenInUrls();
+    console.log(`no token in any of the ${requestUrls.length} URLs the pages asked for`);
     expect(pageErrors.length === 0, `no script errors on the page (got ${pageErrors.length})`);
     console.log("browser test passed");
   } catch (error) {

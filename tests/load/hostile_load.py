@@ -1,234 +1,279 @@
 #!/usr/bin/env python3
 """Hostile load against a real `cudojo serve` on loopback, while a well-behaved client measures.
 
-    tests/load/hostile_load.py CUDOJO_BINARY [--seconds 3] [--p99-limit-ms 500]
+    tests/load/hostile_load.py CUDOJO_BINARY [--seconds 8] [--only slow,streams] [--json FILE]
+                               [--old] [--server-command 'CMD {port}'] [limits, see --help]
 
-Starts a server of its own (a temporary data folder, no judging workers), then runs each attack
-of issue #13 for a few seconds while a good client asks for /api/health and /api/stages every
-20 ms: dropped event streams, a chunked body of 300 MB, slow header lines, idle keep-alive
-connections, a burst of 200 connections, and a flood of new learners. Prints one row per attack
-(the good client's p50 and p99 latency, its failures, the server's peak memory) and exits 1 if any
-good request failed or took past the limit, or the server's memory grew past 256 MiB. Bounded:
-every socket has a timeout, and the server is stopped at the end whatever happened.
-Standard library only.
+What it does. For each attack of issues #13 and #21 it starts a server of its own (`cudojo serve
+--port 0 --workers 0` on a temporary data folder, so nothing judges and rows do not depend on each
+other), runs the attack, and meanwhile a good client, in a process of its own and from 127.0.0.2,
+opens a new connection every 20 ms asking GET /api/health and GET /api/stages in turn. One row per
+attack: the good client's requests, failures (a non-200 or any exception, 2 s timeout), p50, p99
+and max latency, that attack's server's peak memory (VmHWM), a verdict, and a note with the
+attack's own numbers. Exit 1 unless every row is "ok". A run at the defaults takes about 2 minutes.
+
+How. Attackers come from other loopback addresses (127.0.<attack>.<n>, each address kept under the
+per-address connection cap of 512, except the attack on that cap), on non-blocking sockets driven by
+one `selectors` loop (Peer and Loop, in load_sockets.py), so this process stays cheap beside a
+server on 2 cores.
+The attack on live event streams plays a judge on another node: it writes the jobs' phase straight
+into the server's SQLite file and times each stream's event. Every socket has a timeout or lives in
+a loop with a deadline, and every attack has a wall-clock bound, so a frozen server still lets the
+test finish. A server whose memory passes KILL_ABOVE_MIB is killed (the old build's multi-range
+answers would otherwise take the machine); the next attack starts a fresh one.
+
+Verdicts (an attack over the limit on the good client's p99 alone runs once more, on a fresh server,
+and its row says so: --retries). "OVER LIMIT": the good client saw a failure or a p99 over --p99-limit-ms, the server's
+peak passed --memory-limit-mib, or a stream change took over --stream-limit-ms or never came (a
+stream answered 200 that the server then closed has missed every change). When good requests take
+over the p99 limit the note says how many, when in the attack, and the p99 of each path.
+"WRONG": the server did not do what issue #21 asks for that attack (cut slow requests at the 10 s
+header deadline, 431 for 100,000 headers, 200 with the whole file for many ranges, 512 connections
+per address, a dropped stream's slot free at once, a learner's 5th stream replacing its oldest, ...);
+the note says what, after a "!". Attacks that need cudojo's API are skipped for --server-command.
+
+--old: an older build (eec62b9, cpp-httplib) that knows neither --limit nor stream tickets nor the
+new limits: streams are opened with ?token=, what it cannot do is skipped, every attack still runs.
+The test raises its own RLIMIT_NOFILE to the hard limit (the server inherits it); an attack too big
+for it is scaled down and says so. Standard library only (Python 3.11).
+
+Files. This one parses the options, runs the attacks (ATTACKS) and prints the table; beside it in
+tests/load/: load_limits.py (the limits and sizes), load_server.py (the server under test),
+load_good_client.py (the good client, and the statistics), load_sockets.py (Peer, Loop, the HTTP
+and event-stream parsing, the request helpers), attacks_transport.py (the attacks that need no API)
+and attacks_api.py (those that use cudojo's).
 """
 import argparse
-import http.client
 import json
 import os
-import shutil
-import signal
-import socket
-import statistics
-import subprocess
+import resource
 import sys
-import tempfile
-import threading
 import time
+from dataclasses import dataclass, field
 
-PEAK_MEMORY_LIMIT_KIB = 256 * 1024
+# Its modules lie beside it in tests/load/: found from any working directory, also where Python does
+# not put the script's folder on sys.path itself (python3 -P, PYTHONSAFEPATH).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-
-class Server:
-    def __init__(self, binary):
-        self.folder = tempfile.mkdtemp(prefix="cudojo-load-")
-        self.process = subprocess.Popen(
-            [binary, "serve", "--port", "0", "--workers", "0", "--data-dir", self.folder],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        line = self.process.stdout.readline()
-        self.port = int(line.split("http://127.0.0.1:")[1].split("/")[0])
-
-    def peak_memory_kib(self):
-        with open(f"/proc/{self.process.pid}/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1])
-        return 0
-
-    def stop(self):
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+from attacks_api import dropped_event_streams, learner_flood, live_event_streams, refused_bursts
+from attacks_transport import (baseline, chunked_body, connection_burst, huge_headers,
+                               idle_keep_alive, multi_range_requests, one_address_over_cap,
+                               silent_connections, slow_connections)
+from load_good_client import GoodClient, median, percentile, tally
+from load_limits import (DEFAULT_SECONDS, FD_RESERVE, GOOD_ADDRESS, GOOD_INTERVAL_S,
+                         GOOD_PATHS, HEADER_DEADLINE_S, MEMORY_LIMIT_MIB, P99_LIMIT_MS,
+                         STREAM_LIMIT_MS)
+from load_server import Server, answers_health, start_server
 
 
-def request(port, method, path, body=None, token=None, timeout=10):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    headers = {"Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
+# ================================================================================================
+# The attacks: what each is handed (Run) and fills (Outcome), and their list (ATTACKS); the
+# functions themselves are in attacks_transport.py (no API needed) and attacks_api.py (cudojo's)
+# ================================================================================================
+
+@dataclass
+class Run:
+    port: int
+    seconds: float
+    old: bool
+    server: Server
+    nofile: int
+    stream_limit_ms: float
+
+    def scaled(self, wanted, outcome):
+        """How many sockets an attack may open at once: `wanted`, or fewer if RLIMIT_NOFILE is low."""
+        allowed = max(1, self.nofile - FD_RESERVE)
+        if wanted > allowed:
+            outcome.note(f"scaled from {wanted} to {allowed} (RLIMIT_NOFILE hard limit {self.nofile})")
+        return min(wanted, allowed)
+
+
+@dataclass
+class Outcome:
+    notes: list = field(default_factory=list)
+    wrong: list = field(default_factory=list)     # not what issue #21 asks of the server
+    over: list = field(default_factory=list)      # a limit of its own (the streams' 200 ms) not held
+    numbers: dict = field(default_factory=dict)   # stable keys for --json
+
+    def note(self, text):
+        self.notes.append(text)
+
+    def expect(self, condition, text):
+        if not condition:
+            self.wrong.append(text)
+        return condition
+
+
+@dataclass
+class Attack:
+    key: str              # for --only
+    title: str
+    function: object
+    needs_api: bool       # skipped for --server-command
+    limits: tuple = ()    # --limit NAME=VALUE for this attack's server (new build only)
+
+
+ATTACKS = [
+    Attack("baseline", "none (baseline)", baseline, False),
+    Attack("dropped", "dropped event streams", dropped_event_streams, True),
+    Attack("chunked", "chunked 300 MB body", chunked_body, False),
+    Attack("keepalive", "500 idle keep-alive", idle_keep_alive, False),
+    Attack("burst", "bursts of 200 connections", connection_burst, False),
+    Attack("flood", "new-learner flood", learner_flood, True),
+    Attack("slow", "1,000 slow connections", slow_connections, False),
+    Attack("silent", "10,000 silent connections", silent_connections, False),
+    Attack("streams", "300 live event streams", live_event_streams, True, ("max_event_streams=300",)),
+    Attack("ranges", "1,000 multi-range requests", multi_range_requests, False),
+    Attack("headers", "100,000-header requests", huge_headers, False),
+    Attack("refused", "bursts of refused requests", refused_bursts, True),
+    Attack("one-address", "2,000 from one address", one_address_over_cap, False),
+]
+
+
+# ================================================================================================
+# Running the attacks, the table
+# ================================================================================================
+
+def run_attack(attack, args, good, nofile):
+    row = {"key": attack.key, "attack": attack.title}
+    if args.server_command and attack.needs_api:
+        row.update(verdict="skipped", note="needs cudojo's API")
+        return row
+    began = time.monotonic()
     try:
-        connection.request(method, path, body=None if body is None else json.dumps(body), headers=headers)
-        response = connection.getresponse()
-        return response.status, response.read()
+        server = start_server(args, attack)
+    except (OSError, RuntimeError) as error:
+        row.update(verdict="WRONG", wrong=[str(error)], note=f"!the server did not start: {error}")
+        return row
+    outcome = Outcome()
+    try:
+        good.start(server.port)
+        try:
+            attack.function(Run(server.port, args.seconds, args.old, server, nofile, args.stream_limit_ms), outcome)
+        except Exception as error:   # a refused or frozen server stops the attack; the row says so
+            outcome.wrong.append(f"the attack stopped: {type(error).__name__}: {error}")
+        latencies, offsets, failures = good.stop()
+        if server.killed_at_mib:
+            outcome.wrong.append(f"server killed by the test at {server.killed_at_mib:.0f} MiB")
+        elif not server.alive():
+            outcome.wrong.append(f"server exited ({server.process.returncode}): {server.log_tail(1)}")
+        elif not answers_health(server.port):
+            outcome.wrong.append("no answer to /api/health within 5 s after the attack")
+        peak = server.peak_mib()
     finally:
-        connection.close()
+        server.stop()
+    p99 = percentile(latencies, 0.99) if latencies else float("inf")
+    over = list(outcome.over)
+    if failures:
+        over.append("failed good requests")
+    if p99 > args.p99_limit_ms:
+        over.append("good p99")
+    if peak > args.memory_limit_mib:
+        over.append("server memory")
+    notes = outcome.notes + ["!" + text for text in outcome.wrong]
+    if failures:
+        notes.append(f"good failures: {tally(failures)}")
+    slow = [offset for offset, ms in zip(offsets, latencies) if ms > args.p99_limit_ms]
+    by_path = {path: percentile(latencies[i::2], 0.99) for i, path in enumerate(GOOD_PATHS) if latencies[i::2]}
+    if slow:
+        notes.append(f"good requests over {args.p99_limit_ms:g} ms: {len(slow)}, at {min(slow):.1f}-{max(slow):.1f} s "
+                     f"into the attack (p99 " + ", ".join(f"{path} {ms:.0f} ms" for path, ms in by_path.items()) + ")")
+    outcome.numbers["good_p99_ms_by_path"] = by_path
+    row.update(good_requests=len(latencies), good_failed=len(failures),
+               good_p50_ms=median(latencies) if latencies else None, good_p99_ms=p99 if latencies else None,
+               good_max_ms=max(latencies) if latencies else None, server_peak_mib=round(peak, 1),
+               verdict="OVER LIMIT" if over else "WRONG" if outcome.wrong else "ok",
+               over=over, wrong=outcome.wrong, note="; ".join(notes), numbers=outcome.numbers,
+               seconds=round(time.monotonic() - began, 1))
+    return row
 
 
-class GoodClient(threading.Thread):
-    """Asks every 20 ms and records how long each answer took (a failure counts as one)."""
-
-    def __init__(self, port):
-        super().__init__(daemon=True)
-        self.port, self.latencies_ms, self.failures, self.running = port, [], 0, True
-
-    def run(self):
-        paths = ["/api/health", "/api/stages"]
-        while self.running:
-            started = time.monotonic()
-            try:
-                status, _ = request(self.port, "GET", paths[len(self.latencies_ms) % 2], timeout=5)
-                if status != 200:
-                    self.failures += 1
-            except OSError:
-                self.failures += 1
-            self.latencies_ms.append((time.monotonic() - started) * 1000)
-            time.sleep(0.02)
+def number(value, width):
+    return f"{value:>{width}.1f}" if isinstance(value, (int, float)) else f"{'-':>{width}}"
 
 
-def dropped_event_streams(port, seconds, job_path, token):
-    # Open streams on a queued job and drop them without a word, over and over.
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        sockets = []
-        for _ in range(16):
-            s = socket.create_connection(("127.0.0.1", port), timeout=2)
-            s.sendall(f"GET {job_path}/events?token={token} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-            sockets.append(s)
-        time.sleep(0.2)
-        for s in sockets:
-            s.close()
+def print_row(row):
+    if "good_requests" not in row:   # skipped, or its server did not start
+        print(f"{row['attack']:<28} {'':>42}   {row['verdict']:<10}  {row['note']}", flush=True)
+        return
+    print(f"{row['attack']:<28} {row['good_requests']:>5} {row['good_failed']:>6} {number(row['good_p50_ms'], 7)}"
+          f" {number(row['good_p99_ms'], 7)} {number(row['good_max_ms'], 7)} {number(row['server_peak_mib'], 8)}"
+          f"   {row['verdict']:<10}  {row['note']}", flush=True)
 
 
-def chunked_body(port, seconds, *_):
-    # A chunked body with no end in sight: the server must refuse it, not store it.
-    end = time.monotonic() + seconds
-    chunk = b"x" * 65536
-    while time.monotonic() < end:
-        s = socket.create_connection(("127.0.0.1", port), timeout=2)
-        try:
-            s.sendall(b"POST /api/learners HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                      b"Transfer-Encoding: chunked\r\n\r\n")
-            sent = 0
-            while sent < 300 * 1024 * 1024 and time.monotonic() < end:
-                s.sendall(b"10000\r\n" + chunk + b"\r\n")
-                sent += len(chunk)
-        except OSError:
-            pass  # refused and closed: what should happen
-        finally:
-            s.close()
-
-
-def slow_headers(port, seconds, *_):
-    # Connections that send one header line at a time, slowly.
-    sockets = []
-    for _ in range(16):
-        s = socket.create_connection(("127.0.0.1", port), timeout=2)
-        s.sendall(b"GET /api/health HTTP/1.1\r\n")
-        sockets.append(s)
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        for s in sockets:
-            try:
-                s.sendall(b"X-Slow: 1\r\n")
-            except OSError:
-                pass
-        time.sleep(0.5)
-    for s in sockets:
-        s.close()
-
-
-def idle_keep_alive(port, seconds, *_):
-    # Connections that ask once and then hold the connection open, saying nothing.
-    sockets = []
-    for _ in range(16):
-        s = socket.create_connection(("127.0.0.1", port), timeout=2)
-        s.sendall(b"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
-        sockets.append(s)
-    time.sleep(seconds)
-    for s in sockets:
-        s.close()
-
-
-def connection_burst(port, seconds, *_):
-    # 200 connections at once, each asking for health.
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        threads = [threading.Thread(target=lambda: _quiet(lambda: request(port, "GET", "/api/health", timeout=5)))
-                   for _ in range(200)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-
-
-def learner_flood(port, seconds, *_):
-    # New learners as fast as one address can ask: refused after the hourly limit.
-    end, made = time.monotonic() + seconds, 0
-    while time.monotonic() < end:
-        _quiet(lambda: request(port, "POST", "/api/learners", {"name": f"flood{made}"}, timeout=5))
-        made += 1
-
-
-def _quiet(action):
+def raise_open_file_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = 1 << 20
     try:
-        action()
-    except OSError:
-        pass
-
-
-def percentile(values, fraction):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ValueError, OSError):
+        return soft
+    return hard
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("binary")
-    parser.add_argument("--seconds", type=float, default=3)
-    parser.add_argument("--p99-limit-ms", type=float, default=500)
+    parser.add_argument("binary", help="the cudojo binary (ignored with --server-command)")
+    parser.add_argument("--seconds", type=float, default=DEFAULT_SECONDS, help="each attack's length")
+    parser.add_argument("--only", help="comma-separated attacks: " + ",".join(a.key for a in ATTACKS))
+    parser.add_argument("--json", help="write the rows here as JSON")
+    parser.add_argument("--old", action="store_true", help="an older build: no --limit, no tickets")
+    parser.add_argument("--server-command", help="another server to attack, '{port}' where its port goes")
+    parser.add_argument("--server-limit", action="append", metavar="NAME=VALUE",
+                        help="a limit for every cudojo server started (cudojo serve --limit; repeat for more)")
+    parser.add_argument("--p99-limit-ms", type=float, default=P99_LIMIT_MS)
+    parser.add_argument("--memory-limit-mib", type=float, default=MEMORY_LIMIT_MIB)
+    parser.add_argument("--stream-limit-ms", type=float, default=STREAM_LIMIT_MS)
+    parser.add_argument("--retries", type=int, default=1,
+                        help="runs again, on a fresh server, an attack over the limit on the good client's p99 "
+                             "alone (a moment of noise on a shared machine); its row says so. Default 1")
     args = parser.parse_args()
+    attacks = ATTACKS
+    if args.only:
+        keys = args.only.split(",")
+        unknown = [key for key in keys if key not in {a.key for a in ATTACKS}]
+        if unknown:
+            parser.error(f"no attack {', '.join(unknown)}; the attacks are {', '.join(a.key for a in ATTACKS)}")
+        attacks = [a for a in ATTACKS if a.key in keys]
 
-    server = Server(args.binary)
-    failed = False
+    nofile = raise_open_file_limit()
+    target = args.server_command or args.binary + (" (old build)" if args.old else "")
+    print(f"hostile load on {target}; each attack {args.seconds:g} s (slow connections at least "
+          f"{1.5 * HEADER_DEADLINE_S:g} s); good client from {GOOD_ADDRESS}: GET /api/health and /api/stages, "
+          f"a new connection every {GOOD_INTERVAL_S * 1000:.0f} ms; RLIMIT_NOFILE {nofile}")
+    print(f"{'attack':<28} {'good':>5} {'failed':>6} {'p50 ms':>7} {'p99 ms':>7} {'max ms':>7} {'peak MiB':>8}"
+          f"   {'verdict':<10}  note")
+    started, rows = time.monotonic(), []
+    good = GoodClient()
     try:
-        status, body = request(server.port, "POST", "/api/learners", {"name": "loadtester"})
-        token = json.loads(body)["token"]
-        status, body = request(server.port, "POST", "/api/jobs", {"stage": "reduction/3", "source": "//"}, token)
-        job_path = f"/api/jobs/{json.loads(body)['id']}"
-        attacks = [("none (baseline)", lambda *a: time.sleep(args.seconds)),
-                   ("dropped event streams", dropped_event_streams),
-                   ("chunked 300 MB body", chunked_body),
-                   ("slow header lines", slow_headers),
-                   ("idle keep-alive", idle_keep_alive),
-                   ("burst of 200 connections", connection_burst),
-                   ("new-learner flood", learner_flood)]
-        print(f"cudojo serve on 127.0.0.1:{server.port}; each attack {args.seconds:g} s; "
-              f"good client: GET /api/health and /api/stages every 20 ms")
-        print(f"{'attack':<26} {'requests':>8} {'failed':>6} {'p50 ms':>8} {'p99 ms':>8} {'peak MiB':>9}")
-        for name, attack in attacks:
-            good = GoodClient(server.port)
-            good.start()
-            attack(server.port, args.seconds, job_path, token)
-            good.running = False
-            good.join(timeout=10)
-            p50 = statistics.median(good.latencies_ms) if good.latencies_ms else float("inf")
-            p99 = percentile(good.latencies_ms, 0.99) if good.latencies_ms else float("inf")
-            peak = server.peak_memory_kib()
-            ok = good.failures == 0 and p99 <= args.p99_limit_ms and peak <= PEAK_MEMORY_LIMIT_KIB
-            failed |= not ok
-            print(f"{name:<26} {len(good.latencies_ms):>8} {good.failures:>6} {p50:>8.1f} {p99:>8.1f} "
-                  f"{peak / 1024:>9.1f}  {'ok' if ok else 'OVER LIMIT'}")
-            sys.stdout.flush()
-        health = json.loads(request(server.port, "GET", "/api/health")[1])
-        print(f"health after the attacks: {health}")
+        for attack in attacks:
+            row = run_attack(attack, args, good, nofile)
+            # Only a p99 over the limit is tried again: a failed request, a wrong answer, memory or a
+            # late stream change is a verdict at once. The second try is the row's figures.
+            for _ in range(args.retries):
+                if row.get("over") != ["good p99"] or row.get("wrong"):
+                    break
+                first_p99 = row["good_p99_ms"]
+                row = run_attack(attack, args, good, nofile)
+                row["note"] = f"second try (the first: good p99 {first_p99:.1f} ms); " + row["note"]
+                row["first_try_p99_ms"] = first_p99
+            rows.append(row)
+            print_row(rows[-1])
     finally:
-        server.stop()
-    print(f"limits: p99 <= {args.p99_limit_ms:g} ms, no failed good request, peak memory <= "
-          f"{PEAK_MEMORY_LIMIT_KIB // 1024} MiB: {'held' if not failed else 'NOT held'}")
+        good.close()
+    run_seconds = time.monotonic() - started
+    failed = [row for row in rows if row["verdict"] not in ("ok", "skipped")]
+    print(f"limits: good p99 <= {args.p99_limit_ms:g} ms, no failed good request, server peak <= "
+          f"{args.memory_limit_mib:g} MiB, every stream change within {args.stream_limit_ms:g} ms, and each "
+          f"attack answered as issue #21 asks: {'held' if not failed else 'NOT held'} "
+          f"({len(rows) - len(failed)}/{len(rows)} rows ok or skipped); {run_seconds:.0f} s in all")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump({"target": target, "old": args.old, "seconds": args.seconds, "run_seconds": round(run_seconds, 1),
+                       "limits": {"good_p99_ms": args.p99_limit_ms, "server_peak_mib": args.memory_limit_mib,
+                                  "stream_change_ms": args.stream_limit_ms},
+                       "held": not failed, "rows": rows}, out, indent=1)
     return 1 if failed else 0
 
 

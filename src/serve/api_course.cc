@@ -1,0 +1,89 @@
+// Routes anyone may call: the server's health and nodes, the course's stages and lessons, and the
+// stages' leaderboards (which list only learners who opted in).
+#include <fmt/format.h>
+
+#include "serve/api.h"
+#include "serve/api_internal.h"
+#include "serve/dispatcher.h"
+#include "serve/job_json.h"
+#include "serve/markdown.h"
+#include "stage/stage_json.h"
+
+namespace cudojo {
+
+using api_internal::send_error;
+using api_internal::send_json;
+using nlohmann::json;
+
+void Api::health(const Request&, Response& response) {
+  json health = {
+      {"store", std::string(store_.kind())}, {"node", node_.name}, {"host", node_.host}, {"gpu", node_.gpu},
+      {"workers", dispatcher_.workers()},    {"gpus", gpus_}};
+  // A node whose store is away keeps serving pages and lessons, and says so here (503, so a load
+  // balancer sends learners to a node that can take their submissions). What is wrong is said in
+  // a fixed sentence; the store's own words are in the server's log.
+  if (auto problem = store_.problem()) {
+    health["ok"] = false;
+    health["database"] = "failing";
+    health["error"] = "the database is gone or does not answer; the server's log says why";
+    return send_json(response, 503, health);
+  }
+  if (auto failure = store_.write_failure()) {
+    health["ok"] = false;
+    health["database"] = "failing";
+    health["error"] = "the database refuses writes (is its disk full?); the server's log says why";
+    health["failing_since"] = failure->since;
+    return send_json(response, 503, health);
+  }
+  health["ok"] = true;
+  health["database"] = "ok";
+  health["pending"] = store_.pending_count();
+  send_json(response, 200, health);
+}
+
+void Api::list_nodes(const Request&, Response& response) {
+  json list = json::array();
+  for (const NodeInfo& node : store_.nodes(limits_.node_listed_seconds)) {
+    list.push_back({{"name", node.name},
+                    {"host", node.host},
+                    {"gpu", node.gpu},
+                    {"workers", node.workers},
+                    {"http", node.http},
+                    {"started_at", node.started_at},
+                    {"last_seen", node.last_seen}});
+  }
+  send_json(response, 200, list);
+}
+
+void Api::list_stages(const Request&, Response& response) {
+  json list = json::array();
+  for (const auto& stage : course_) list.push_back(stage_summary_json(stage));
+  send_json(response, 200, list);
+}
+
+void Api::get_stage(const Request& request, Response& response) {
+  const Stage* stage = find_stage(course_, request.match(1));
+  if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(1)));
+  // The same description `cudojo show --json` prints; only the HTML needs the server.
+  json detail = stage_description_json(*stage);
+  detail["lesson_html"] = markdown_to_html(stage->lesson_markdown);
+  send_json(response, 200, detail);
+}
+
+void Api::stage_leaderboard(const Request& request, Response& response) {
+  const Stage* stage = find_stage(course_, request.match(1));
+  if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(1)));
+  json entries = json::array();
+  int rank = 0;
+  for (const auto& entry : store_.leaderboard(stage->id, limits_.leaderboard_limit)) {
+    entries.push_back({{"rank", ++rank},
+                       {"name", entry.name},
+                       {"time_ratio", entry.time_ratio},
+                       {"time_ms", optional_json(entry.time_ms)},
+                       {"language", entry.language},
+                       {"at", static_cast<std::int64_t>(entry.at)}});
+  }
+  send_json(response, 200, {{"stage", stage->id}, {"entries", entries}});
+}
+
+}  // namespace cudojo

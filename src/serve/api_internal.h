@@ -1,0 +1,33 @@
+// What the route files of Api (api*.cc) share and nothing else needs.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "common/json_text.h"
+#include "http/message.h"
+
+namespace cudojo::api_internal {
+
+inline constexpr const char* kSignInFirst =
+    "sign in first: send \"Authorization: Bearer <token>\" (POST /api/learners gives a token)";
+
+inline constexpr const char* kTokenInUrl =
+    "a token never goes in a URL: send it as \"Authorization: Bearer <token>\", or open the stream with a "
+    "ticket (POST /api/jobs/{id}/ticket)";
+
+inline void send_json(http::Response& response, int status, const nlohmann::json& body) {
+  response.status = status;
+  response.set_content(json_text(body), "application/json");
+}
+
+inline void send_error(http::Response& response, int status, const std::string& message) {
+  response.set_error(status, message);
+}
+
+// A positive whole number written plainly ("12", not "+12", "012x" or "1e3"); nullopt otherwise.
+std::optional<std::int64_t> parse_id(const std::string& text);
+
+}  // namespace cudojo::api_internal

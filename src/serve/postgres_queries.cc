@@ -1,0 +1,115 @@
+// PostgresStore's queries over a learner's jobs and everyone's finished ones: history, progress and
+// leaderboards, reading only the numbers they need out of the stored reports (cudojo_report_number,
+// made by the first migration), with the answers SqliteStore gives.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "serve/postgres_session.h"
+#include "serve/postgres_store.h"
+
+namespace cudojo {
+
+using postgres_internal::Params;
+using postgres_internal::parse_state;
+using postgres_internal::Rows;
+
+namespace {
+
+// SQL for numbers in a job's stored report.
+#define CUDOJO_REPORT_NUMBER(path) "cudojo_report_number(report, '{" path "}')"
+// The ratio the gate judged by: the baseline's when the stage has one, else the reference's.
+constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER(
+    "metrics,baseline_ratio") ", " CUDOJO_REPORT_NUMBER("metrics,time_ratio") ")";
+constexpr const char* kTimeRatio = CUDOJO_REPORT_NUMBER("metrics,time_ratio");
+constexpr const char* kBaselineRatio = CUDOJO_REPORT_NUMBER("metrics,baseline_ratio");
+constexpr const char* kMedianMs = CUDOJO_REPORT_NUMBER("metrics,time_ms,median");
+#undef CUDOJO_REPORT_NUMBER
+
+}  // namespace
+
+std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id,
+                                               const std::optional<std::string>& stage, int limit,
+                                               std::optional<std::int64_t> before) {
+  return with_session([&](Session& session) {
+    Rows rows = session.run(
+        fmt::format("SELECT id, stage, language, state, verdict, {}, {}, created_at, finished_at"
+                    " FROM jobs WHERE learner_id = $1 AND ($2::text IS NULL OR stage = $2) AND id < $3"
+                    " ORDER BY id DESC LIMIT $4",
+                    kTimeRatio, kBaselineRatio),
+        Params()
+            .add(learner_id)
+            .add(stage)
+            .add(before.value_or(std::numeric_limits<std::int64_t>::max()))
+            .add(std::int64_t{limit}));
+    std::vector<JobSummary> jobs;
+    for (int row = 0; row < rows.size(); ++row) {
+      JobSummary job;
+      job.id = rows.integer(row, 0);
+      job.stage = rows.text(row, 1);
+      job.language = rows.text(row, 2);
+      job.state = parse_state(rows.text(row, 3));
+      job.verdict = rows.optional_text(row, 4);
+      job.time_ratio = rows.optional_real(row, 5);
+      job.baseline_ratio = rows.optional_real(row, 6);
+      job.created_at = rows.real(row, 7);
+      job.finished_at = rows.optional_real(row, 8);
+      jobs.push_back(std::move(job));
+    }
+    return jobs;
+  });
+}
+
+std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
+  return with_session([&](Session& session) {
+    // As SqliteStore::progress: finished jobs with their numbers read once; each stage's accepted
+    // jobs ranked, the first being its best. Stage ids sort bytewise ("C"), as SQLite does.
+    Rows rows = session.run(
+        fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, {} AS ms FROM jobs"
+                    "  WHERE learner_id = $1 AND state = 'done'),"
+                    " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
+                    "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
+                    "  FROM finished WHERE verdict = 'accepted')"
+                    " SELECT f.stage, COUNT(*), bool_or(f.verdict = 'accepted'), b.ratio, b.ms, MAX(f.id)"
+                    " FROM finished AS f LEFT JOIN best AS b ON b.stage = f.stage AND b.place = 1"
+                    " GROUP BY f.stage, b.ratio, b.ms ORDER BY f.stage COLLATE \"C\"",
+                    kGateRatio, kMedianMs),
+        Params().add(learner_id));
+    std::vector<StageProgress> stages;
+    for (int row = 0; row < rows.size(); ++row) {
+      StageProgress stage;
+      stage.stage = rows.text(row, 0);
+      stage.attempts = rows.integer(row, 1);
+      stage.accepted = rows.boolean(row, 2);
+      stage.best_time_ratio = rows.optional_real(row, 3);
+      stage.best_time_ms = rows.optional_real(row, 4);
+      stage.last_job = rows.integer(row, 5);
+      stages.push_back(std::move(stage));
+    }
+    return stages;
+  });
+}
+
+std::vector<LeaderboardEntry> PostgresStore::leaderboard(const std::string& stage, int limit) {
+  return with_session([&](Session& session) {
+    Rows rows = session.run(
+        fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
+                    "  {} AS ratio, {} AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
+                    "  WHERE j.stage = $1 AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard),"
+                    " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
+                    "  AS place FROM accepted WHERE ratio IS NOT NULL)"
+                    " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
+                    " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
+                    " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT $2",
+                    kGateRatio, kMedianMs),
+        Params().add(stage).add(std::int64_t{limit}));
+    std::vector<LeaderboardEntry> entries;
+    for (int row = 0; row < rows.size(); ++row) {
+      entries.push_back({rows.text(row, 0), rows.real(row, 1), rows.optional_real(row, 2), rows.text(row, 3),
+                         rows.real(row, 4)});
+    }
+    return entries;
+  });
+}
+
+}  // namespace cudojo

@@ -1,0 +1,154 @@
+// For the store tests only (store_*_test.cc, sqlite_store_test.cc, postgres_store_test.cc): one
+// store per test on a database of its own, and the three suites they share. StoreTest runs every
+// behaviour both stores promise against each (instantiated once, in store_learners_test.cc);
+// SqliteStoreTest and PostgresStoreTest hold what only one of them has.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "serve/store.h"
+#include "serve/store_test_support.h"
+
+namespace cudojo {
+
+// Failure messages name the code rather than its bytes (found by ADL).
+inline void PrintTo(StoreErrorCode code, std::ostream* out) {
+  switch (code) {
+    case StoreErrorCode::kInvalidName:
+      *out << "kInvalidName";
+      return;
+    case StoreErrorCode::kNameTaken:
+      *out << "kNameTaken";
+      return;
+    case StoreErrorCode::kInternal:
+      *out << "kInternal";
+      return;
+    case StoreErrorCode::kUnavailable:
+      *out << "kUnavailable";
+      return;
+    case StoreErrorCode::kQueueFull:
+      *out << "kQueueFull";
+      return;
+    case StoreErrorCode::kLearnerBusy:
+      *out << "kLearnerBusy";
+      return;
+    case StoreErrorCode::kAddressBusy:
+      *out << "kAddressBusy";
+      return;
+    case StoreErrorCode::kKeyReused:
+      *out << "kKeyReused";
+      return;
+    default:
+      *out << static_cast<int>(code);
+      return;
+  }
+}
+
+namespace store_test {
+
+namespace fs = std::filesystem;
+
+inline constexpr const char* kNode = "node-a#1";
+inline constexpr double kLease = 30;
+// A lease that has run out by the time anyone looks: the job it covers is back for the taking.
+inline constexpr double kLapsedLease = 0;
+
+// One store per test, on a database of its own: a SQLite file in a fresh folder, or a fresh
+// PostgreSQL database on the test cluster (ctest starts one; tests/postgres/cluster.sh).
+class StoreFixture : public ::testing::Test {
+ protected:
+  virtual std::string kind() const = 0;
+  void SetUp() override {
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    if (kind() == "postgresql") {
+      auto server = testing::postgres_test_server();
+      if (!server) GTEST_SKIP() << testing::kNoPostgresReason;
+      database_ = testing::create_postgres_database(*server);
+      ASSERT_FALSE(database_.empty()) << "could not create a database on " << *server;
+      location_ = database_;
+      return;
+    }
+    std::string folder = "cudojo_store_test_" + std::to_string(getpid()) + "_" + test;
+    std::replace(folder.begin(), folder.end(), '/', '_');
+    path_ = fs::temp_directory_path() / folder;
+    fs::remove_all(path_);
+    location_ = file().string();
+  }
+  void TearDown() override {
+    store_.reset();
+    others_.clear();
+    if (!database_.empty()) testing::drop_postgres_database(database_);
+    if (!path_.empty()) fs::remove_all(path_);
+  }
+  fs::path file() const { return path_ / "cudojo.sqlite3"; }
+  // The test's store, opened anew (closing the one before, as a server restart does).
+  Store& reopen() {
+    store_.reset();
+    store_ = open_store(location_);
+    return *store_;
+  }
+  // A second store on the same database, as another node has.
+  Store& another() {
+    others_.push_back(open_store(location_));
+    return *others_.back();
+  }
+  // The code of the StoreError that `action` throws; nullopt when it throws none.
+  template <typename Action>
+  static std::optional<StoreErrorCode> error_code(Action action) {
+    try {
+      action();
+    } catch (const StoreError& error) {
+      return error.code();
+    }
+    return std::nullopt;
+  }
+  // After a migration that added jobs.client_address: the job stored before it is still there,
+  // and the per-address cap now holds for new jobs.
+  static void expect_address_cap_after_migration(Store& migrated, std::int64_t learner,
+                                                 std::int64_t old_job) {
+    EXPECT_EQ(migrated.job(old_job)->source, "kept");
+    QueueLimits one_each;
+    one_each.max_pending_per_address = 1;
+    EXPECT_FALSE(
+        migrated.submit({learner, "reduction/3", "new", "cuda", "", "192.0.2.1"}, one_each).replayed);
+    EXPECT_EQ(error_code([&] {
+                migrated.submit({learner, "reduction/3", "new", "cuda", "", "192.0.2.1"}, one_each);
+              }),
+              StoreErrorCode::kAddressBusy);
+  }
+  fs::path path_;
+  std::string database_;
+  std::string location_;
+  std::unique_ptr<Store> store_;
+  std::vector<std::unique_ptr<Store>> others_;
+};
+
+// Every behaviour both stores promise, run against each.
+class StoreTest : public StoreFixture, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::string kind() const override { return GetParam(); }
+};
+
+// What only a SQLite file has: the file, its lock, its migrations from older releases.
+class SqliteStoreTest : public StoreFixture {
+ protected:
+  std::string kind() const override { return "sqlite"; }
+};
+
+// What only the shared database has: its schema table and its connections.
+class PostgresStoreTest : public StoreFixture {
+ protected:
+  std::string kind() const override { return "postgresql"; }
+};
+
+}  // namespace store_test
+}  // namespace cudojo
