@@ -5,7 +5,10 @@
 //   fractional     1 + (i mod 1000) / 1000: values float cannot hold exactly, a fixed pattern.
 //   random_signed  uniform in [-0.5, 1.5) from a fresh seed per run: both signs and cancellation,
 //                  with a total far enough from zero that the tolerance is a real test of it.
-//   tenths         every element 0.1f: the float-sum precision trap (one add per element drifts).
+//   tenths         0.1f, but about one element in 1024 (placed from the seed) holds a whole number of
+//                  tenths from 0.2 to 25.6: the float-sum precision trap (every add of 0.1f into a
+//                  large total rounds the same way, so one add per element drifts), with a total
+//                  that no sample of a few elements can predict to within the stage's bound.
 //   all_negative   uniform in [-1000, -0.001): a max over them is negative (float_max).
 //   signed_zeros   -0.0 and +0.0 mixed with negative values: +0.0 must win over -0.0 (float_max).
 //   with_nan       random_signed values with about one NaN in 64 (float_max skips them).
@@ -62,10 +65,27 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-// One fresh value of that kind, as the timed launches' changing input draws them (for one_bin, any
-// 32-bit value: the changed element leaves the bin, so the answer changes).
+// One fresh value of that kind, drawn as fill_unsigned_data draws them (for one_bin, any 32-bit value).
 std::uint32_t next_unsigned_value(UnsignedDataKind kind, SplitMix64& random);
-// One fresh float of that kind (the float max's changing input).
+// One fresh float of that kind, drawn as fill_data draws them.
 float next_float_value(DataKind kind, SplitMix64& random);
+
+// The timed launches' changes. Before each of the submission's timed launches the driver changes
+// one element of X (outside the timed region) and checks the result, so every change must move the
+// right answer: a kernel that replays what it answered before is then wrong on every launch, not
+// only when chance moves the answer. (The exact contracts' changes, with the answers they move, are
+// in check/exact_checks.h.)
+//
+// Exact data (the float sums): another of the values 0..3, so every sum moves by 1, 2 or 3 and
+// stays a whole number that float holds exactly.
+float changed_exact_value(float before, SplitMix64& random);
+// u64_sum and histogram: a fresh value of the kind whose bin (value % 256) is not before's, so the
+// 64-bit sum moves and one count leaves its bin for another (on one_bin data, nearly always a count
+// leaving the one bin).
+std::uint32_t changed_unsigned_value(UnsignedDataKind kind, std::uint32_t before, SplitMix64& random);
+// The counter's start: never zero (a kernel that writes the count would pass from zero), low enough
+// for a million adds below INT_MAX, and never the previous launch's start, so a kernel that writes
+// the value it ended at last time is wrong on every launch.
+int next_counter_start(int previous, SplitMix64& random);
 
 }  // namespace cudojo

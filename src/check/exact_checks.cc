@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "check/findings.h"
 
@@ -174,6 +176,129 @@ void add_max_findings(std::int64_t n, float expected, float got, FindingSet& fin
         "loop gave up too early";
   }
   findings.add(finding_code::kWrongValue, fmt::format("expected {:g}, got {:g}{}", expected, got, why), n);
+}
+
+ChangingUnsignedInput::ChangingUnsignedInput(std::span<std::uint32_t> values, UnsignedDataKind kind)
+    : values_(values), kind_(kind), sum_(0), histogram_{} {
+  for (const auto v : values) {  // one pass for both answers: X is up to 2^26 values
+    sum_ += v;
+    ++histogram_[v % kHistogramBins];
+  }
+}
+
+std::size_t ChangingUnsignedInput::change_one(SplitMix64& random) {
+  if (values_.empty()) return 0;
+  const auto i = static_cast<std::size_t>(random.next() % values_.size());
+  const std::uint32_t before = values_[i];
+  const std::uint32_t after = changed_unsigned_value(kind_, before, random);
+  values_[i] = after;
+  sum_ = sum_ - before + after;
+  --histogram_[before % kHistogramBins];
+  ++histogram_[after % kHistogramBins];
+  return i;
+}
+
+namespace {
+
+// A float above `x` by the rule, not far above it, in one of 2^24 places: a replay of the old
+// maximum, or a guess of the new one, is wrong. Nothing is above +infinity or NaN.
+std::optional<float> step_above(float x, SplitMix64& random) {
+  const float spread = 1.0f + random.next_unit_float();  // [1, 2)
+  if (std::isnan(x) || x == std::numeric_limits<float>::infinity()) return std::nullopt;
+  if (x == -std::numeric_limits<float>::infinity()) return spread;
+  if (x == 0.0f) return std::signbit(x) ? 0.0f : std::ldexp(spread, -20);
+  return x + std::fabs(x) * std::ldexp(spread, -10);  // far more than one ulp, so strictly above
+}
+
+// The mirror of step_above. NaN is below everything by the rule, so below -infinity there is NaN.
+float step_below(float x, SplitMix64& random) {
+  const float spread = 1.0f + random.next_unit_float();
+  if (std::isnan(x) || x == -std::numeric_limits<float>::infinity()) return std::nanf("");
+  if (x == std::numeric_limits<float>::infinity()) return std::numeric_limits<float>::max();
+  if (x == 0.0f) return std::signbit(x) ? -std::ldexp(spread, -20) : -0.0f;
+  return x - std::fabs(x) * std::ldexp(spread, -10);
+}
+
+}  // namespace
+
+ChangingMax::ChangingMax(std::span<float> values, DataKind kind) : values_(values), kind_(kind) {
+  run_best_.resize((values.size() + kRun - 1) / kRun);
+  for (std::size_t run = 0; run < run_best_.size(); ++run) run_best_[run] = best_in_run(run);
+  find_best();
+}
+
+float ChangingMax::expected() const {
+  // expected_max starts from -infinity and never takes a NaN: an all-NaN X answers -infinity.
+  if (values_.empty() || std::isnan(values_[best_])) return -std::numeric_limits<float>::infinity();
+  return values_[best_];
+}
+
+std::size_t ChangingMax::best_in_run(std::size_t run) const {
+  const std::size_t begin = run * kRun, end = std::min(values_.size(), begin + kRun);
+  std::size_t best = begin;
+  float best_value = values_[begin];
+  for (std::size_t i = begin + 1; i < end; ++i) {
+    if (max_rule_greater(values_[i], best_value)) {  // strictly: the first of equal values stays
+      best = i;
+      best_value = values_[i];
+    }
+  }
+  return best;
+}
+
+void ChangingMax::find_best() {
+  if (run_best_.empty()) return;
+  best_ = run_best_[0];
+  for (std::size_t run = 1; run < run_best_.size(); ++run) {
+    if (max_rule_greater(values_[run_best_[run]], values_[best_])) best_ = run_best_[run];
+  }
+}
+
+void ChangingMax::changed(std::size_t i) {
+  run_best_[i / kRun] = best_in_run(i / kRun);
+  find_best();
+}
+
+bool ChangingMax::try_lower(SplitMix64& random, std::size_t& changed_index) {
+  const float before = expected();
+  const std::size_t i = best_;
+  const float kept = values_[i];
+  float lowered = next_float_value(kind_, random);
+  if (!max_rule_greater(kept, lowered)) lowered = step_below(kept, random);
+  values_[i] = lowered;
+  changed(i);
+  if (float_bits(expected()) != float_bits(before)) {
+    changed_index = i;
+    return true;
+  }
+  values_[i] = kept;  // another element holds the same maximum
+  changed(i);
+  return false;
+}
+
+bool ChangingMax::try_raise(SplitMix64& random, std::size_t& changed_index) {
+  const std::optional<float> raised = step_above(expected(), random);
+  if (!raised) return false;
+  const auto i = static_cast<std::size_t>(random.next() % values_.size());
+  values_[i] = *raised;
+  changed(i);
+  changed_index = i;
+  return true;
+}
+
+std::size_t ChangingMax::change_one(SplitMix64& random) {
+  std::size_t i = 0;
+  if (values_.empty()) return i;
+  const bool lower_first = (random.next() & 1) != 0;
+  if (lower_first && try_lower(random, i)) return i;
+  if (try_raise(random, i)) return i;
+  if (!lower_first && try_lower(random, i)) return i;
+  // Only a maximum of +infinity held by two elements gets here (no data set has one): one element
+  // changes, and this launch's answer stays.
+  i = static_cast<std::size_t>(random.next() % values_.size());
+  values_[i] = next_float_value(kind_, random);
+  changed(i);
+  return i;
 }
 
 PrecisionCheck check_relative_error(double got, double reference, double max_relative_error) {

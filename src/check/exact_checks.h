@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
+#include "check/datasets.h"
 #include "check/outcome.h"
 
 namespace cudojo {
@@ -33,6 +35,62 @@ float expected_max(std::span<const float> values);
 TestResult judge_max(std::string_view data, std::int64_t n, float expected, float got);
 // nan_rule: a NaN reached *out. signed_zero: -0.0 where +0.0 was present (or the reverse).
 void add_max_findings(std::int64_t n, float expected, float got, FindingSet& findings);
+
+// The exact contracts' timed input (contract/exact_driver.cc). Before each of the submission's
+// timed launches, change_one() changes one element of X and updates the right answer from it; the
+// driver uploads that one element, outside the timed region, and checks the launch against the
+// answer. Every change moves the answer, and where it lands cannot be read from a sample of X, so
+// a kernel that replays an answer it kept from an earlier launch is wrong on every timed launch.
+
+// u64_sum and histogram: an element drawn at random takes changed_unsigned_value (check/datasets.h):
+// the sum moves by after - before (never 0; unsigned 64-bit arithmetic wraps as the kernel's total
+// does), and one count leaves the element's bin for a bin drawn at random.
+class ChangingUnsignedInput {
+ public:
+  ChangingUnsignedInput(std::span<std::uint32_t> values, UnsignedDataKind kind);
+  // Returns the index changed.
+  std::size_t change_one(SplitMix64& random);
+  std::uint64_t sum() const { return sum_; }
+  const Histogram& histogram() const { return histogram_; }
+
+ private:
+  std::span<std::uint32_t> values_;
+  UnsignedDataKind kind_;
+  std::uint64_t sum_;
+  Histogram histogram_;
+};
+
+// float_max: a coin decides, each launch, between
+//   raise: an element drawn at random becomes the new maximum, 2^-10 to 2^-9 of its magnitude above
+//          the old one (above -0.0: +0.0; above +0.0: 2^-20 to 2^-19), and
+//   lower: the element holding the maximum takes a fresh value of the data set below it (or one
+//          just below it), so the answer falls to the next largest value; when another element
+//          holds the same maximum, that would move nothing, and the raise is taken instead.
+// Raises put the answer at a place no sample predicts; lowers bring it back down, so over hundreds
+// of launches the maximum stays near the data set's own. The maximum after a change is found from
+// the largest element of each run of kRun elements, so a change costs two runs' worth of
+// comparisons, not a pass over X.
+class ChangingMax {
+ public:
+  ChangingMax(std::span<float> values, DataKind kind);
+  // Returns the index changed.
+  std::size_t change_one(SplitMix64& random);
+  // expected_max of the values as they now are, bit for bit.
+  float expected() const;
+
+ private:
+  static constexpr std::size_t kRun = 2048;
+  std::size_t best_in_run(std::size_t run) const;
+  void find_best();  // best_ from run_best_
+  void changed(std::size_t i);
+  bool try_lower(SplitMix64& random, std::size_t& changed_index);
+  bool try_raise(SplitMix64& random, std::size_t& changed_index);
+
+  std::span<float> values_;
+  DataKind kind_;
+  std::vector<std::size_t> run_best_;  // (runs,) the index of each run's largest element by the rule
+  std::size_t best_ = 0;               // the index of the first element holding the maximum
+};
 
 // The precision bound of a stage (|error| / |sum|), beside the course's tolerance rule.
 // imprecise: the error passes the bound although the answer may be within the general rule.

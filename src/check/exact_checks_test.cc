@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "check/datasets.h"
+#include "check/findings.h"
 
 namespace cudojo {
 namespace {
@@ -150,8 +152,131 @@ TEST(Datasets, FloatMaxKindsHaveTheirStatedShape) {
   }
   EXPECT_GT(negative_zeros, 0);
   EXPECT_GT(positive_zeros, 0);
-  fill_data(DataKind::kTenths, values, 7);
-  for (float v : values) EXPECT_EQ(v, 0.1f);
+}
+
+// The timed launches' changes (ChangingUnsignedInput, ChangingMax): over many seeds, sizes and
+// data sets, every change moves the right answer, and the answer the driver then expects is the
+// one a count from scratch gives.
+
+TEST(TimedChanges, EveryChangeMovesTheU64SumAndTheSumIsARecount) {
+  for (const auto kind : {UnsignedDataKind::kBytes, UnsignedDataKind::kFullRange}) {
+    for (const std::size_t n : {1, 2, 257, 4099}) {
+      for (std::uint64_t seed = 0; seed < 40; ++seed) {
+        std::vector<std::uint32_t> values(n);
+        fill_unsigned_data(kind, values, seed);
+        ChangingUnsignedInput changing(values, kind);
+        SplitMix64 random(seed * 31 + n);
+        for (int launch = 0; launch < 100; ++launch) {
+          const std::uint64_t before = changing.sum();
+          const std::size_t i = changing.change_one(random);
+          ASSERT_LT(i, n);
+          ASSERT_NE(changing.sum(), before) << to_string(kind) << " n=" << n << " seed " << seed;
+          ASSERT_EQ(changing.sum(), expected_u64_sum(values));
+          if (kind == UnsignedDataKind::kBytes) {
+            ASSERT_LT(values[i], 256u);  // a byte stays a byte
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TimedChanges, EveryChangeMovesACountToABinNoSampleNames) {
+  for (const auto kind : {UnsignedDataKind::kSpread, UnsignedDataKind::kOneBin}) {
+    std::array<int, kHistogramBins> landed{};  // how often a change added a count to each bin
+    for (const std::size_t n : {1, 257, 65536}) {
+      for (std::uint64_t seed = 0; seed < 20; ++seed) {
+        std::vector<std::uint32_t> values(n);
+        fill_unsigned_data(kind, values, seed);
+        ChangingUnsignedInput changing(values, kind);
+        SplitMix64 random(seed * 31 + n);
+        for (int launch = 0; launch < 100; ++launch) {
+          const Histogram before = changing.histogram();
+          const std::size_t i = changing.change_one(random);
+          ASSERT_NE(changing.histogram(), before) << to_string(kind) << " n=" << n << " seed " << seed;
+          ASSERT_EQ(changing.histogram(), expected_histogram(values));
+          ++landed[values[i] % kHistogramBins];
+        }
+      }
+    }
+    // The bin a count moves to is drawn anew each time: all 256 receive some.
+    EXPECT_EQ(std::count(landed.begin(), landed.end(), 0), 0) << to_string(kind);
+  }
+}
+
+TEST(TimedChanges, EveryChangeMovesTheFloatMaxAndTheMaxIsARecount) {
+  const DataKind kinds[] = {DataKind::kRandomSigned, DataKind::kAllNegative, DataKind::kSignedZeros,
+                            DataKind::kWithNan, DataKind::kTenths};
+  for (const DataKind kind : kinds) {
+    // 5000 spans three runs of the maximum's bookkeeping, the last one short.
+    for (const std::size_t n : {1, 2, 257, 5000}) {
+      for (std::uint64_t seed = 0; seed < 20; ++seed) {
+        std::vector<float> values(n);
+        fill_data(kind, values, seed);
+        ChangingMax changing(values, kind);
+        ASSERT_EQ(float_bits(changing.expected()), float_bits(expected_max(values)));
+        SplitMix64 random(seed * 31 + n);
+        for (int launch = 0; launch < 300; ++launch) {
+          const float before = changing.expected();
+          ASSERT_LT(changing.change_one(random), n);
+          const float after = changing.expected();
+          ASSERT_NE(float_bits(after), float_bits(before))
+              << to_string(kind) << " n=" << n << " seed " << seed << " launch " << launch;
+          ASSERT_EQ(float_bits(after), float_bits(expected_max(values)))
+              << to_string(kind) << " n=" << n << " seed " << seed << " launch " << launch;
+        }
+      }
+    }
+  }
+}
+
+TEST(TimedChanges, TheFloatMaxMovesBothWaysAndStaysNearTheData) {
+  std::vector<float> values(1 << 16);
+  fill_data(DataKind::kRandomSigned, values, 11);
+  ChangingMax changing(values, DataKind::kRandomSigned);
+  SplitMix64 random(12);
+  int rises = 0, falls = 0;
+  for (int launch = 0; launch < 1000; ++launch) {
+    const float before = changing.expected();
+    changing.change_one(random);
+    (changing.expected() > before ? rises : falls)++;
+  }
+  EXPECT_GT(rises, 300);
+  EXPECT_GT(falls, 300);
+  // random_signed lies in [-0.5, 1.5); a thousand changes leave the maximum close to its top.
+  EXPECT_GT(changing.expected(), 1.4f);
+  EXPECT_LT(changing.expected(), 1.7f);
+}
+
+// The attack of issue #22, replayed on the CPU: a kernel that keeps its maximum under a key of N and
+// eight sampled elements, and answers the kept maximum while the key matches. Against the timed
+// changes it must be wrong on nearly every launch (right only when a change hits a sampled
+// element, so that it computes afresh).
+TEST(TimedChanges, AMaximumReplayedFromASampledKeyIsWrongOnNearlyEveryLaunch) {
+  const std::size_t n = 1 << 20;
+  std::vector<float> values(n);
+  fill_data(DataKind::kRandomSigned, values, 5);
+  ChangingMax changing(values, DataKind::kRandomSigned);
+  const auto key_of = [&] {
+    std::vector<std::uint32_t> key;
+    for (std::size_t k = 0; k < 8; ++k) key.push_back(float_bits(values[(n - 1) * k / 7]));
+    return key;
+  };
+  std::vector<std::uint32_t> kept_key = key_of();
+  float kept_max = expected_max(values);  // the honest first launch
+  SplitMix64 random(6);
+  int wrong = 0;
+  const int launches = 200;
+  for (int launch = 0; launch < launches; ++launch) {
+    changing.change_one(random);
+    float answer = kept_max;
+    if (key_of() != kept_key) {
+      kept_key = key_of();
+      kept_max = answer = expected_max(values);
+    }
+    wrong += float_bits(answer) != float_bits(changing.expected()) ? 1 : 0;
+  }
+  EXPECT_GE(wrong, launches - 2);
 }
 
 TEST(Fingerprint, DiffersWhenOneByteDiffers) {

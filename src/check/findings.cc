@@ -280,7 +280,8 @@ void add_stale_answer_findings(std::int64_t n, const TimedResults& results, Find
   findings.add(
       finding_code::kStaleAnswer,
       fmt::format("{} of the {} timed launches answered wrong (the first, launch {}: expected {}, got "
-                  "{}). Before each timed launch one element of X changed, and the tests had passed: the "
+                  "{}). Before each timed launch the input changed in a way the right answer follows, and "
+                  "the tests had passed: the "
                   "kernel answered from an earlier launch (a total kept in device memory, or another "
                   "shortcut keyed on what it saw before) instead of reading its input. Every launch "
                   "must compute from X as it is",

@@ -1,9 +1,14 @@
 #include "cli/cli_common.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <regex>
 #include <vector>
@@ -63,15 +68,58 @@ void require_file(const std::string& path) {
   }
 }
 
+namespace {
+
+std::string what_kind_of_file(mode_t mode) {
+  if (S_ISDIR(mode)) return "a folder";
+  if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+UsageError not_a_regular_file(const std::string& path, mode_t mode) {
+  return UsageError(
+      fmt::format("'{}' is {}; give a regular file (cudojo reads only those, so that nothing waits "
+                  "on a pipe or reads a device without end)",
+                  path, what_kind_of_file(mode)));
+}
+
+}  // namespace
+
+std::string read_regular_file(const std::string& path, std::size_t limit) {
+  // Looked at before it is opened, so that a device is never opened; then opened without blocking
+  // (a FIFO's open waits for a writer) and looked at again, in case it was swapped in between.
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0)
+    throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  if (!S_ISREG(info.st_mode)) throw not_a_regular_file(path, info.st_mode);
+  const int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  if (fstat(fd, &info) != 0)
+    throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+  if (!S_ISREG(info.st_mode)) throw not_a_regular_file(path, info.st_mode);
+  std::string text;
+  char buffer[65536];
+  while (text.size() <= limit) {
+    const ssize_t n = read(fd, buffer, std::min(sizeof buffer, limit + 1 - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw UsageError(fmt::format("cannot read '{}': {}", path, std::strerror(errno)));
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
+}
+
 std::string read_submission(const std::string& path, std::size_t limit) {
   require_file(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read '{}'", path));
-  std::ostringstream text;
-  // Read one byte past the limit so the judge can say by how much, without reading a huge file.
-  std::vector<char> buffer(limit + 1);
-  in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-  return std::string(buffer.data(), static_cast<std::size_t>(in.gcount()));
+  // One byte past the limit, so the judge can say by how much, without reading a huge file.
+  return read_regular_file(path, limit);
 }
 
 }  // namespace cudojo::cli

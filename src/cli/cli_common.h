@@ -31,7 +31,10 @@ Language require_language(const std::string& word);
 // The language of a submission: --lang when given, else the file's extension.
 Language language_of(const std::string& path, const std::string& lang_option);
 void require_file(const std::string& path);
-// At most `limit` + 1 bytes of the file, so the judge can say by how much it is over.
+// At most `limit` + 1 bytes of a regular file; anything else (a FIFO, a device, a socket, a folder)
+// is a usage error at once, never a read that waits or never ends.
+std::string read_regular_file(const std::string& path, std::size_t limit);
+// The learner's file: at most `limit` + 1 bytes, so the judge can say by how much it is over.
 std::string read_submission(const std::string& path, std::size_t limit);
 
 }  // namespace cudojo::cli

@@ -106,10 +106,17 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
   return 0;
 }
 
+// A build holds at most three kernels, each at most the front ends' 4 MiB of PTX (base64 for a
+// cubin): far below this.
+constexpr std::size_t kMaxBuildFileBytes = 64u << 20;
+
 SubmissionBuild read_build_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UsageError(fmt::format("cannot read the build file '{}'", path));
-  nlohmann::json parsed = nlohmann::json::parse(in, nullptr, false);
+  const std::string text = read_regular_file(path, kMaxBuildFileBytes);
+  if (text.size() > kMaxBuildFileBytes) {
+    throw UsageError(fmt::format("'{}' is larger than {} MiB, so not a cudojo build file", path,
+                                 kMaxBuildFileBytes >> 20));
+  }
+  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
   if (parsed.is_discarded())
     throw UsageError(fmt::format("'{}' is not JSON, so not a cudojo build file", path));
   try {

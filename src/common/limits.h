@@ -65,6 +65,15 @@ struct JudgeLimits {
   // Numba; Rust's in 0.2 s once core is built (building core has its own budget).
   double frontend_budget_ms = 15'000;
   std::uint64_t frontend_memory_bytes = 6ull << 30;
+  // Processes and threads together (the kernel counts both) one sandbox may hold at once; a
+  // compile found holding more is stopped at once, as a fork bomb (compile/sandbox.h). Peaks
+  // measured in the sandbox, bubblewrap's own process included: building Rust's core 24 (rustc's
+  // 16 codegen units; rustc takes at most 32 jobs on any machine), a Rust compile 9, a Python
+  // compile 2.
+  int frontend_max_processes = 64;
+  // The front end's answer (its PTX, as JSON) is read only up to this; more is the learner's file
+  // producing too much code.
+  std::size_t frontend_max_answer_bytes = 4u << 20;
 };
 
 inline constexpr JudgeLimits kDefaultLimits{};

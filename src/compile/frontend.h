@@ -11,6 +11,7 @@
 #include <string>
 
 #include "compile/nvrtc_compiler.h"
+#include "compile/sandbox.h"
 #include "stage/contract_info.h"
 #include "stage/language.h"
 
@@ -26,8 +27,9 @@ struct FrontendRequest {
   std::string cuda_home;  // empty: the toolkit around default_cuda_include_dir()
   std::chrono::milliseconds time_limit{60000};
   std::uint64_t memory_bytes = kDefaultLimits.frontend_memory_bytes;
+  int max_processes = kDefaultLimits.frontend_max_processes;
   // The front end's answer (its PTX, as JSON): more is the learner's file producing too much code.
-  std::size_t max_answer_bytes = 4u << 20;
+  std::size_t max_answer_bytes = kDefaultLimits.frontend_max_answer_bytes;
   std::size_t max_log_bytes = kDefaultLimits.max_compile_log_bytes;
 };
 
@@ -39,6 +41,13 @@ struct FrontendResult {
 };
 
 FrontendResult compile_with_frontend(const FrontendRequest& request);
+
+// What the parent makes of the front end's finished run (compile_with_frontend's last step, apart
+// for tests). The learner's module runs in the sandbox, so what it printed is theirs to shape: the
+// answer is read within bounds (its size before parsing, its nesting, each field's type and range,
+// an entry the PTX declares) and one that does not fit is the learner's compile error, in a
+// sentence, never the judge's crash. Only a well-formed answer that says "internal" is the judge's.
+FrontendResult read_frontend_answer(const FrontendRequest& request, const SandboxResult& ran);
 
 // The nvptx sysroot (Rust's `core` built for `arch`), built on first use and cached per machine in
 // $CUDOJO_CACHE_DIR, else $XDG_CACHE_HOME/cudojo, else ~/.cache/cudojo. Returns its folder, or

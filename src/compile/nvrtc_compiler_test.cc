@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compile/barrier_instrumentation.h"
 #include "compile/utf8.h"
 
 namespace cudojo {
@@ -165,70 +164,6 @@ TEST(Nvrtc, FileNamesAreSanitized) {
   EXPECT_EQ(sanitize_file_name("/home/me/my kernel.cu"), "my_kernel.cu");
   EXPECT_EQ(sanitize_file_name("../.."), "submission.cu");
   EXPECT_EQ(sanitize_file_name("a(1).cu"), "a_1_.cu");
-}
-
-bool cubin_mentions(const CompileResult& result, std::string_view text) {
-  return std::string_view(result.image.data(), result.image.size()).find(text) != std::string_view::npos;
-}
-
-CompileRequest counted(CompileRequest request) {
-  request.pre_include_name = std::string(kBarrierHeaderName);
-  request.pre_include_text = std::string(barrier_check_header());
-  return request;
-}
-
-constexpr const char* kDivergentFold =
-    "__global__ void reduce(const float* X, float* out, int N) {\n"
-    "  extern __shared__ float s[];\n"
-    "  int tid = threadIdx.x;\n"
-    "  s[tid] = blockIdx.x * blockDim.x + tid < N ? X[blockIdx.x * blockDim.x + tid] : 0.0f;\n"
-    "  __syncthreads();\n"
-    "  for (int half = blockDim.x / 2; half > 0; half /= 2) {\n"
-    "    if (tid < half) { s[tid] += s[tid + half]; __syncthreads(); }\n"
-    "  }\n"
-    "  if (tid == 0) atomicAdd(out, s[0]);\n"
-    "}\n";
-
-TEST(Nvrtc, TheCountedBuildCarriesTheBarrierCountersAndThePlainBuildDoesNot) {
-  const auto plain = compile_kernel(accumulator_request(kDivergentFold));
-  const auto with_counters = compile_kernel(counted(accumulator_request(kDivergentFold)));
-  ASSERT_TRUE(plain.ok) << plain.log;
-  ASSERT_TRUE(with_counters.ok) << with_counters.log;
-  EXPECT_FALSE(cubin_mentions(plain, kBarrierPassesSymbol));
-  EXPECT_TRUE(cubin_mentions(with_counters, kBarrierPassesSymbol));
-  EXPECT_TRUE(cubin_mentions(with_counters, kBarrierLinesSymbol));
-  EXPECT_TRUE(cubin_mentions(with_counters, kBarrierShapeSymbol));
-  EXPECT_EQ(with_counters.lowered_name, plain.lowered_name);
-}
-
-TEST(Nvrtc, ASourceThatTakesTheCountersNamesBreaksOnlyTheCountedBuild) {
-  // A learner's own `cudojo_barrier_passes` cannot overwrite the counters: the counted build
-  // refuses to compile (the worker then reports the barrier check as not run), and the build that
-  // is tested and timed is unaffected.
-  const std::string source =
-      std::string("extern \"C\" __device__ unsigned int cudojo_barrier_passes[4];\n") + kDivergentFold;
-  EXPECT_TRUE(compile_kernel(accumulator_request(source)).ok);
-  EXPECT_FALSE(compile_kernel(counted(accumulator_request(source))).ok);
-}
-
-TEST(Nvrtc, TheCountedBuildCompilesBesideCudaHeadersAndEveryBarrierForm) {
-  const std::string source =
-      "#include <cooperative_groups.h>\n"
-      "#include <cub/block/block_reduce.cuh>\n"
-      "__global__ void reduce(const float* X, float* out, int N) {\n"
-      "  using Reduce = cub::BlockReduce<float, 256>;\n"
-      "  __shared__ typename Reduce::TempStorage storage;\n"
-      "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-      "  float sum = Reduce(storage).Sum(i < N ? X[i] : 0.0f);\n"
-      "  int any = __syncthreads_or(i < N);\n"
-      "  int all = __syncthreads_and(i < N);\n"
-      "  int live = __syncthreads_count(i < N);\n"
-      "  cooperative_groups::this_thread_block().sync();\n"
-      "  if (threadIdx.x == 0 && any + all + live >= 0) atomicAdd(out, sum);\n"
-      "}\n";
-  const auto result = compile_kernel(counted(accumulator_request(source)));
-  ASSERT_TRUE(result.ok) << result.log;
-  EXPECT_TRUE(cubin_mentions(result, kBarrierLinesSymbol));
 }
 
 // ---- Diagnostics as the learner sees them ----------------------------------------------------

@@ -5,8 +5,8 @@
 #include <regex>
 #include <sstream>
 
-#include "common/parse_number.h"
-#include "compile/barrier_instrumentation.h"
+#include "compile/check_build.h"
+#include "compile/ptx_lines.h"
 
 namespace cudojo {
 
@@ -16,7 +16,6 @@ namespace {
 // `bar.red.popc.u32 %r1, 0, %p1;`. Warp barriers (bar.warp.sync) and arrive-only barriers are not
 // waits of the whole block and are left alone.
 const std::regex kBarrier(R"(^(\s*)(@(!?)(%[\w$]+)\s+)?(bar|barrier)(\.sync|\.red)\b)");
-const std::regex kLoc(R"(^\s*\.loc\s+(\d+)\s+(\d+))");
 const std::regex kAddressSize(R"(^\s*\.address_size\s+64\b)");
 
 std::string counting_block(unsigned line) {
@@ -88,17 +87,12 @@ std::optional<PtxInstrumentation> instrument_ptx_barriers(std::string_view ptx, 
   std::istringstream in{std::string(ptx)};
   std::string line;
   bool declared = false;
-  unsigned current_line = 0;
+  PtxLineTracker lines(source_file_index);
   int label = 0;
   std::smatch match;
   while (std::getline(in, line)) {
-    if (std::regex_search(line, match, kLoc)) {
-      current_line = saturating_int(match[1].str()) == source_file_index
-                         ? static_cast<unsigned>(saturating_int(match[2].str()))
-                         : 0u;
-    } else if (line.find(".entry") != std::string::npos || line.find(".func") != std::string::npos) {
-      current_line = 0;
-    }
+    lines.see(line);
+    const unsigned current_line = lines.current();
     if (std::regex_search(line, match, kBarrier)) {
       ++result.barriers;
       if (match[2].matched) {

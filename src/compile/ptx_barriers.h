@@ -1,8 +1,6 @@
-// The barrier check for kernels that arrive as PTX (the Python and Rust front ends): the same
-// counters the CUDA build gets from its pre-included header (compile/barrier_instrumentation.h),
-// added to the PTX instead, so the worker reads them back the same way. Before every block-wide
-// barrier (bar.sync, barrier.sync, bar.red, and their predicated forms) each thread counts its own
-// pass and the barrier's source line (from the nearest `.loc` before it) counts one arrival.
+// The barrier half of the check build (compile/check_build.h): before every block-wide barrier
+// (bar.sync, barrier.sync, bar.red, and their predicated forms) each thread counts its own pass and
+// the barrier's learner line (compile/ptx_lines.h, through any inlining) counts one arrival.
 #pragma once
 
 #include <optional>

@@ -6,7 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "compile/barrier_instrumentation.h"
+#include "compile/check_build.h"
+#include "compile/ptxas_test_support.h"
 
 namespace cudojo {
 namespace {
@@ -100,21 +101,9 @@ TEST(PtxBarriers, RefusesWhatItDoesNotUnderstand) {
 }
 
 TEST(PtxBarriers, PtxasAcceptsTheCountedModule) {
-  const std::filesystem::path ptxas = std::filesystem::path(CUDOJO_CUDA_BIN_DIR) / "ptxas";
-  if (!std::filesystem::exists(ptxas))
-    GTEST_SKIP() << "no ptxas at " << ptxas << " (the CUDA toolkit's bin/)";
   auto counted = instrument_ptx_barriers(kPtx, 1);
   ASSERT_TRUE(counted.has_value());
-  const auto folder = std::filesystem::temp_directory_path() / ("cudojo-ptx-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(folder);
-  std::ofstream(folder / "counted.ptx") << counted->ptx;
-  const std::string command = ptxas.string() + " -arch=sm_90 " + (folder / "counted.ptx").string() + " -o " +
-                              (folder / "counted.cubin").string() + " 2>" + (folder / "log").string();
-  const int status = std::system(command.c_str());
-  std::ifstream log(folder / "log");
-  const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(status, 0) << text;
-  std::filesystem::remove_all(folder);
+  testing::expect_ptxas_accepts(counted->ptx);
 }
 
 }  // namespace

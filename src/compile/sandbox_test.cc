@@ -98,7 +98,9 @@ TEST_F(SandboxTest, ChildrenDieWithTheSandbox) {
   // kernel takes a moment to deliver that, so look for up to two seconds).
   int leftover = 0;
   for (int tries = 0; tries < 40; ++tries) {
-    leftover = std::system("pgrep -f 'import time; time.sleep(30)' > /dev/null");
+    // As a pattern, "(30)" would match only "30": brackets make it literal, and keep it from
+    // matching the shell that runs pgrep.
+    leftover = std::system("pgrep -f 'import time; time[.]sleep[(]30[)]' > /dev/null");
     if (leftover != 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -125,6 +127,67 @@ TEST_F(SandboxTest, OutputIsCapped) {
   auto result = run_in_sandbox(run);
   ASSERT_TRUE(result.started) << result.failure;
   EXPECT_EQ(result.out.size(), 1u << 16);
+}
+
+// A fork bomb, bounded so that it is safe even where the limit were missing: every process starts
+// two more, nine generations deep (1023 processes at most), and each of the last sleeps. The kernel
+// holds it at twice the sandbox's limit, where the parent finds it and stops it at once.
+TEST_F(SandboxTest, AForkBombIsStoppedAtItsProcessLimit) {
+  SandboxRun run;
+  // bash, because it retries a fork the kernel refused, as a determined bomb does (dash gives up,
+  // and its bomb may fizzle below the limit).
+  run.command = {"/bin/bash", "-c",
+                 "bomb() { if [ $1 -gt 0 ]; then bomb $(($1 - 1)) & bomb $(($1 - 1)) & wait; "
+                 "else sleep 4.321; fi; }; bomb 9 & sleep 4.321"};
+  run.job_folder = folder_.string();
+  run.time_limit = std::chrono::seconds(20);
+  run.max_processes = 32;
+  const auto result = run_in_sandbox(run);
+  ASSERT_TRUE(result.started) << result.failure;
+  EXPECT_TRUE(result.process_limit_reached) << result.err.substr(0, 500);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_NE(result.failure.find("limit of 32 processes"), std::string::npos) << result.failure;
+  EXPECT_LT(result.ms, 3000) << "stopped long before its sleepers would have ended";
+  // The host is fine: nothing of the bomb is left, and this process still starts others.
+  int leftover = 0;
+  for (int tries = 0; tries < 40; ++tries) {
+    leftover = std::system("pgrep -f 'sleep [4][.]321' > /dev/null");  // not pgrep's own shell
+    if (leftover != 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(leftover, 0);
+  EXPECT_EQ(std::system("true"), 0);
+}
+
+// The kernel bounds the sandbox between the parent's counts: a program that asks for many more
+// processes than the sandbox allows is refused the rest (RLIMIT_NPROC, counted in the sandbox's own
+// user namespace), if the parent has not already stopped it. Run it as a user with more processes
+// on the host than that (as the server's user has threads) to see that they do not count.
+TEST_F(SandboxTest, TheProcessLimitHoldsInsideTheSandbox) {
+  SandboxRun run;
+  run.command = {"/usr/bin/python3", "-I", "-c",
+                 "import os, time\n"
+                 "started = 0\n"
+                 "for _ in range(200):\n"
+                 "    try:\n"
+                 "        if os.fork() == 0:\n"
+                 "            time.sleep(2); os._exit(0)\n"
+                 "    except OSError:\n"
+                 "        break\n"
+                 "    started += 1\n"
+                 "print(started, flush=True)\n"};
+  run.job_folder = folder_.string();
+  run.max_processes = 16;
+  const auto result = run_in_sandbox(run);
+  ASSERT_TRUE(result.started) << result.failure;
+  if (!result.process_limit_reached) {
+    ASSERT_FALSE(result.out.empty()) << result.err;
+    // At most twice the limit, bubblewrap's own process and the program itself among them; and the
+    // sandbox's own count: the calling user's other processes on the host take nothing from it.
+    EXPECT_LE(std::stoi(result.out), 2 * 16 - 2) << result.err;
+    EXPECT_GT(std::stoi(result.out), 16) << result.err;
+  }
+  EXPECT_LT(result.ms, 5000);
 }
 
 }  // namespace

@@ -2,9 +2,14 @@
 // Checked: the counter grows by blocks x threads on every one of stage.runs launches. It never
 // starts at zero (a kernel that writes the count instead of adding would pass from zero), one more
 // launch runs on a smaller grid (a kernel that adds a number it knows would pass on the stage's),
-// and every timed launch's count is checked too.
+// and every timed launch's count is checked too. Every launch starts where the one before did not
+// (next_counter_start), so a kernel that writes back the value it ended at last time is wrong on
+// every launch. A kernel that keeps the increase it counted once and adds it again is right every
+// time: the right increase depends on the grid alone, so no change the driver makes can expose it
+// (tests/known_gaps/counter_replays_increase.cu).
 #include <fmt/format.h>
 
+#include "check/datasets.h"
 #include "check/findings.h"
 #include "contract/driver.h"
 #include "measure/timing.h"
@@ -29,8 +34,9 @@ class CounterDriver : public ContractDriver {
     SplitMix64 random(case_seed(context.seed, "counter", expected));
     std::vector<std::int64_t> counts;
     std::int64_t first_start = 0, first_end = 0;
+    int start = 0;
     for (int run = 1; run <= context.stage.runs; ++run) {
-      const int start = random_start(random);
+      start = next_counter_start(start, random);
       const int end = launch_from(context, start, *launch.fixed_blocks);
       if (run == 1) {
         first_start = start;
@@ -42,7 +48,7 @@ class CounterDriver : public ContractDriver {
     // The same kernel on a smaller grid must count that grid's threads.
     const int other_blocks = *launch.fixed_blocks / 2 + 7;
     const std::int64_t other_expected = static_cast<std::int64_t>(other_blocks) * launch.threads_per_block;
-    const int start = random_start(random);
+    start = next_counter_start(start, random);
     const std::int64_t other_increase =
         static_cast<std::int64_t>(launch_from(context, start, other_blocks)) - start;
     TestResult other = judge_count(context.stage.runs + 1, other_expected, other_increase);
@@ -63,7 +69,7 @@ class CounterDriver : public ContractDriver {
     TimedResults results;
     TimedKernel submission = timed(context, context.submission, true);
     submission.prepare = [&] {
-      start = random_start(random);
+      start = next_counter_start(start, random);
       context.gpu.upload(counter_.get(), &start, sizeof start);
     };
     submission.verify = [&] {
@@ -89,15 +95,23 @@ class CounterDriver : public ContractDriver {
     context.gpu.sync_judge();
     if (marks.before) marks.before();
     launch_kernel(context, kernel, &kernel == &context.submission);
+    tool_launched_ = true;
+  }
+
+  std::optional<bool> tool_answer_right(ContractContext& context) override {
+    if (!tool_launched_) return std::nullopt;
+    int end = 0;
+    context.gpu.download(&end, counter_.get(), sizeof end);
+    const auto& launch = context.stage.launch;
+    return static_cast<std::int64_t>(end) ==
+           static_cast<std::int64_t>(*launch.fixed_blocks) * launch.threads_per_block;
   }
 
  private:
+  bool tool_launched_ = false;
   void allocate(ContractContext&) {
     if (!counter_.get()) counter_ = DeviceBuffer<int>(1);
   }
-
-  // Where a run's counter starts: never zero, and far enough below INT_MAX for a million adds.
-  static int random_start(SplitMix64& random) { return 1 + static_cast<int>(random.next() % (1u << 28)); }
 
   // One learner launch on `blocks` blocks with the counter at `start`; returns where it ended.
   int launch_from(ContractContext& context, int start, int blocks) {

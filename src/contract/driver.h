@@ -68,6 +68,13 @@ class ContractDriver {
   // barrier check watches. `marks.before` runs right before the launch.
   virtual void launch_once_for_tools(ContractContext& context, std::int64_t n, const LoadedKernel& kernel,
                                      const LaunchMarks& marks) = 0;
+  // Whether the last launch_once_for_tools answered right for its data: a profiler's replayed
+  // launches and the check build's launch are judged too, so a kernel cannot behave only when no
+  // answer is read. Nullopt when the contract cannot tell (the default).
+  virtual std::optional<bool> tool_answer_right(ContractContext& context) {
+    (void)context;
+    return std::nullopt;
+  }
 };
 
 std::unique_ptr<ContractDriver> make_contract_driver(std::string_view contract);

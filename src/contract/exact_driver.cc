@@ -14,7 +14,8 @@
 //     read of a shared slot nothing wrote (a histogram whose shared bins were never zeroed);
 //   - the same launch is repeated (a race or stale read gives another answer);
 //   - the input is read back (a kernel must not write it);
-//   - the timed launches each see one element changed and are checked.
+//   - the timed launches each see one element changed, chosen so that the right answer moves
+//     (check/exact_checks.h: ChangingUnsignedInput, ChangingMax), and are checked.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -37,11 +38,12 @@ constexpr std::int64_t kGuardElements = 4096;
 // The unsigned contracts' input: 32-bit values of the stage's data sets (check/datasets.h).
 struct UnsignedInput {
   using Input = std::uint32_t;
+  using Changing = ChangingUnsignedInput;
   static void fill(std::string_view data, std::span<Input> values, std::uint64_t seed) {
     fill_unsigned_data(*parse_unsigned_data_kind(data), values, seed);
   }
-  static Input next_value(std::string_view data, SplitMix64& random) {
-    return next_unsigned_value(*parse_unsigned_data_kind(data), random);
+  static Changing changing(std::string_view data, std::span<Input> values) {
+    return Changing(values, *parse_unsigned_data_kind(data));
   }
 };
 
@@ -55,10 +57,7 @@ struct U64SumContract : UnsignedInput {
 
   static Output initial() { return 0; }
   static Expected expect(std::span<const Input> values) { return expected_u64_sum(values); }
-  // The sum follows one changed element without a pass over the data.
-  static void update(Expected& expected, std::span<const Input>, Input before, Input after) {
-    expected = expected - before + after;
-  }
+  static Expected expect(const Changing& changing) { return changing.sum(); }
   static bool matches(const Expected& expected, std::span<const Output> got) { return got[0] == expected; }
   static TestResult judge(std::string_view data, std::int64_t n, const Expected& expected,
                           std::span<const Output> got, FindingSet& findings) {
@@ -80,10 +79,7 @@ struct HistogramContract : UnsignedInput {
 
   static Output initial() { return 0; }
   static Expected expect(std::span<const Input> values) { return expected_histogram(values); }
-  static void update(Expected& expected, std::span<const Input>, Input before, Input after) {
-    --expected[before % kHistogramBins];
-    ++expected[after % kHistogramBins];
-  }
+  static const Expected& expect(const Changing& changing) { return changing.histogram(); }
   static bool matches(const Expected& expected, std::span<const Output> got) {
     return std::equal(expected.begin(), expected.end(), got.begin(), got.end());
   }
@@ -104,6 +100,7 @@ struct FloatMaxContract {
   using Input = float;
   using Output = float;
   using Expected = float;
+  using Changing = ChangingMax;
   static constexpr std::size_t kOutputs = 1;
   // Both far above any data value: a read past N wins the max, and shows which guard it read.
   static constexpr Input kGuardQuiet = 1000.0f;
@@ -113,14 +110,11 @@ struct FloatMaxContract {
   static void fill(std::string_view data, std::span<Input> values, std::uint64_t seed) {
     fill_data(*parse_data_kind(data), values, seed);
   }
-  static Input next_value(std::string_view data, SplitMix64& random) {
-    return next_float_value(*parse_data_kind(data), random);
+  static Changing changing(std::string_view data, std::span<Input> values) {
+    return Changing(values, *parse_data_kind(data));
   }
   static Expected expect(std::span<const Input> values) { return expected_max(values); }
-  // A max cannot forget an element cheaply: one pass over the data (milliseconds at the timed size).
-  static void update(Expected& expected, std::span<const Input> values, Input, Input) {
-    expected = expected_max(values);
-  }
+  static Expected expect(const Changing& changing) { return changing.expected(); }
   static bool matches(const Expected& expected, std::span<const Output> got) {
     return float_bits(expected) == float_bits(got[0]);
   }
@@ -167,21 +161,20 @@ class ExactDriver : public ContractDriver {
     context.announce.phase("timing", 2 * (kWarmupLaunches + StopRule::Settings{}.max_samples));
     upload_case(context, data, n, Contract::kGuardQuiet);
     std::span<Input> values(host_.data(), static_cast<std::size_t>(n));
-    typename Contract::Expected expected = Contract::expect(values);
+    typename Contract::Changing changing = Contract::changing(data, values);
     SplitMix64 random(case_seed(context.seed, "timing", n));
     TimedKernel submission = timed(context, context.submission, n, true);
     submission.prepare = [&] {
-      // One element, chosen where the kernel cannot predict it, changes before every launch.
-      const auto i = static_cast<std::size_t>(random.next() % static_cast<std::uint64_t>(n));
-      const Input before = values[i];
-      values[i] = Contract::next_value(data, random);
-      Contract::update(expected, values, before, values[i]);
+      // One element changes before every launch, so that the answer moves; the answer follows
+      // it without a pass over X, and only that element travels to the GPU.
+      const std::size_t i = changing.change_one(random);
       context.gpu.upload(input_.get() + i, &values[i], sizeof(Input));
       reset_output(context);
     };
     TimedResults results;
     submission.verify = [&] {
       const auto got = download_output(context);
+      const auto& expected = Contract::expect(changing);
       const auto [want, have] = Contract::summary(expected, got);
       record_timed_result(results, want, have, Contract::matches(expected, got));
     };
@@ -204,6 +197,7 @@ class ExactDriver : public ContractDriver {
       tool_input_ = DeviceBuffer<Input>(host.size());
       tool_output_ = DeviceBuffer<Output>(Contract::kOutputs);
       context.gpu.upload(tool_pristine_.get(), host.data(), tool_pristine_.bytes());
+      tool_expected_ = Contract::expect(host);
       tool_n_ = n;
     }
     CUDOJO_CUDA(cudaMemcpyAsync(tool_input_.get(), tool_pristine_.get(), tool_input_.bytes(),
@@ -218,6 +212,13 @@ class ExactDriver : public ContractDriver {
       throw LearnerFault(error.name(), std::string("launching the submission: ") + error.what());
     }
     context.gpu.sync_learner(fmt::format("the kernel at n={}", n));
+  }
+
+  std::optional<bool> tool_answer_right(ContractContext& context) override {
+    if (tool_n_ < 0) return std::nullopt;
+    std::vector<Output> got(Contract::kOutputs);
+    context.gpu.download(got.data(), tool_output_.get(), tool_output_.bytes());
+    return Contract::matches(tool_expected_, got);
   }
 
  private:
@@ -401,6 +402,7 @@ class ExactDriver : public ContractDriver {
   std::vector<Input> host_;
   std::vector<Output> initial_;
   std::int64_t tool_n_ = -1;
+  typename Contract::Expected tool_expected_{};
   DeviceBuffer<Input> tool_pristine_;
   DeviceBuffer<Input> tool_input_;
   DeviceBuffer<Output> tool_output_;

@@ -22,7 +22,8 @@
 //   - A stage gated against CUB times CUB's sum of the same X in the same rotation.
 //   - X is read back and compared with the host copy (a kernel must not write its input).
 //   - While timing, one element of X changes before each of the submission's launches, outside the
-//     timed region, and every timed result is checked: state kept between launches gains nothing.
+//     timed region, to another whole value, so every sum moves; every timed result is checked:
+//     state kept between launches gains nothing.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,60 +34,17 @@
 #include "check/findings.h"
 #include "contract/cub_baseline.h"
 #include "contract/driver.h"
+#include "contract/float_sum_timed_input.h"
 #include "measure/timing.h"
 
 namespace cudojo {
 
 namespace {
 
+using float_sum_internal::ChangingInput;
+
 // Long enough to cover a whole block's worth of reads past N at any block size.
 constexpr std::int64_t kGuardElements = 4096;
-
-// The timed launches' input: exact data (integers 0..3), of which one element, chosen at random,
-// changes to another of those values before each of the submission's launches. The sums stay exact
-// (below 2^24), so each result must equal, bit for bit, the sum of X as it then is.
-class ChangingInput {
- public:
-  // block_size 0: one total; else one sum per block of that many elements (partial_per_block).
-  ChangingInput(ContractContext& context, std::vector<float>& host_x, std::int64_t n, int block_size)
-      : host_x_(host_x), n_(n), block_size_(block_size), random_(case_seed(context.seed, "timing", n)) {
-    const std::size_t sums = block_size ? static_cast<std::size_t>((n + block_size - 1) / block_size) : 1;
-    sums_.assign(sums, 0.0);
-    for (std::int64_t i = 0; i < n; ++i) sums_[slot(i)] += host_x_[static_cast<std::size_t>(i)];
-  }
-
-  void change_one(ContractContext& context, float* device_x) {
-    const auto i = static_cast<std::int64_t>(random_.next() % static_cast<std::uint64_t>(n_));
-    float& value = host_x_[static_cast<std::size_t>(i)];
-    const float changed = static_cast<float>((static_cast<int>(value) + 1 + random_.next() % 3) % 4);
-    sums_[slot(i)] += changed - value;
-    value = changed;
-    context.gpu.upload(device_x + i, &value, sizeof(float));
-  }
-
-  void check(std::span<const float> got, TimedResults& results) const {
-    bool ok = got.size() == sums_.size();
-    std::size_t first_bad = 0;
-    for (std::size_t k = 0; ok && k < got.size(); ++k) {
-      if (got[k] != static_cast<float>(sums_[k])) {
-        ok = false;
-        first_bad = k;
-      }
-    }
-    record_timed_result(results, sums_[first_bad], got.empty() ? 0.0 : got[first_bad], ok);
-  }
-
- private:
-  std::size_t slot(std::int64_t i) const {
-    return block_size_ ? static_cast<std::size_t>(i / block_size_) : 0;
-  }
-
-  std::vector<float>& host_x_;
-  std::int64_t n_;
-  int block_size_;
-  SplitMix64 random_;
-  std::vector<double> sums_;
-};
 
 enum class FloatSumShape { kOneAccumulator, kPartialPerBlock, kTwoKernels };
 
@@ -166,6 +124,13 @@ class FloatSumDriver : public ContractDriver {
       if (two_kernels_)
         tool_partial_ = DeviceBuffer<float>(static_cast<std::size_t>(grid_blocks(context, n)));
       context.gpu.upload(tool_pristine_.get(), host.data(), tool_pristine_.bytes());
+      // Exact data: every right answer is one bit pattern (the sums stay below 2^24).
+      const int block_size = partial_ ? context.stage.launch.threads_per_block : 0;
+      tool_expected_.assign(output_count(context, n), 0.0f);
+      std::vector<double> sums(tool_expected_.size(), 0.0);
+      for (std::int64_t i = 0; i < n; ++i)
+        sums[block_size ? static_cast<std::size_t>(i / block_size) : 0] += host[static_cast<std::size_t>(i)];
+      for (std::size_t k = 0; k < sums.size(); ++k) tool_expected_[k] = static_cast<float>(sums[k]);
       tool_n_ = n;
     }
     const DeviceBuffer<float>& x = tool_x_;
@@ -190,8 +155,16 @@ class FloatSumDriver : public ContractDriver {
     context.gpu.sync_learner(fmt::format("the kernel at n={}", n));
   }
 
+  std::optional<bool> tool_answer_right(ContractContext& context) override {
+    if (tool_n_ < 0) return std::nullopt;
+    std::vector<float> got(tool_expected_.size());
+    context.gpu.download(got.data(), tool_out_.get(), got.size() * sizeof(float));
+    return got == tool_expected_;
+  }
+
  private:
   std::int64_t tool_n_ = -1;
+  std::vector<float> tool_expected_;
   DeviceBuffer<float> tool_pristine_;
   DeviceBuffer<float> tool_x_;
   DeviceBuffer<float> tool_out_;

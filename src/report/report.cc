@@ -115,6 +115,7 @@ void to_json(nlohmann::json& j, const Report& report) {
   j["barrier_check"] = {{"ran", report.barrier_check.ran},
                         {"n", report.barrier_check.n},
                         {"arrivals", report.barrier_check.arrivals},
+                        {"collective_checks", report.barrier_check.collective_checks},
                         {"note", report.barrier_check.note}};
   const CalibrationUse& c = report.calibration;
   j["calibration"] = {{"file", c.file},
@@ -196,6 +197,7 @@ void from_json(const nlohmann::json& j, Report& report) {
     report.barrier_check.ran = barriers.value("ran", false);
     report.barrier_check.n = barriers.value("n", std::int64_t{0});
     report.barrier_check.arrivals = barriers.value("arrivals", std::uint64_t{0});
+    report.barrier_check.collective_checks = barriers.value("collective_checks", std::uint64_t{0});
     report.barrier_check.note = barriers.value("note", "");
   }
   if (j.contains("sanitizer")) {

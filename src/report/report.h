@@ -78,6 +78,7 @@ struct BarrierCheckSummary {
   bool ran = false;
   std::int64_t n = 0;  // the size of the one launch
   std::uint64_t arrivals = 0;
+  std::uint64_t collective_checks = 0;  // lane-executions of a warp collective whose mask was checked
   std::string note;
 };
 

@@ -27,7 +27,7 @@ Report sample_report() {
   report.gate = GateResult{"time_ms.median <= 2 x reference", 2.0, 2.0, true};
   report.output = {"hello\n", true, 999};
   report.message = "1 of 2 tests failed";
-  report.barrier_check = {true, 1000, 2044, ""};
+  report.barrier_check = {true, 1000, 2044, 320, ""};
   return report;
 }
 
@@ -72,6 +72,7 @@ TEST(ReportJson, RoundTrips) {
   EXPECT_TRUE(back.barrier_check.ran);
   EXPECT_EQ(back.barrier_check.n, 1000);
   EXPECT_EQ(back.barrier_check.arrivals, 2044u);
+  EXPECT_EQ(back.barrier_check.collective_checks, 320u);
 }
 
 // Whatever values a kernel (or a measurement) makes, the report survives the trip through JSON text
@@ -137,9 +138,13 @@ TEST(ReportText, BarrierLineSaysWhetherEveryThreadArrived) {
   EXPECT_NE(render_text(report, false)
                 .find("every thread reached every barrier  (2044 arrivals counted at n=1000)"),
             std::string::npos);
+  EXPECT_NE(render_text(report, false).find("every lane a mask named was there  (320 lane checks at n=1000)"),
+            std::string::npos);
   report.findings.push_back({"divergent_barrier", "the __syncthreads() at line 13 ...", 13});
   EXPECT_NE(render_text(report, false).find("reached by part of a block"), std::string::npos);
-  report.barrier_check = {false, 0, 0, "the counted build did not compile"};
+  report.findings.push_back({"mask_names_gone_lanes", "The warp shuffle at line 10 ...", 10});
+  EXPECT_NE(render_text(report, false).find("a mask named lanes that had left"), std::string::npos);
+  report.barrier_check = {false, 0, 0, 0, "the counted build did not compile"};
   EXPECT_NE(render_text(report, false).find("not checked: the counted build did not compile"),
             std::string::npos);
 }

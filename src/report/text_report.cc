@@ -133,6 +133,15 @@ std::string render_text(const Report& report, bool colour) {
                                report.barrier_check.n))
           << "\n";
     }
+    if (report.barrier_check.ran && report.barrier_check.collective_checks > 0) {
+      const bool gone = std::any_of(report.findings.begin(), report.findings.end(),
+                                    [](const Finding& f) { return f.code == "mask_names_gone_lanes"; });
+      out << p.bold("Warp masks") << "  "
+          << (gone ? p.bad("a mask named lanes that had left") : p.good("every lane a mask named was there"))
+          << p.dim(fmt::format("  ({} lane checks at n={})", report.barrier_check.collective_checks,
+                               report.barrier_check.n))
+          << "\n";
+    }
   }
 
   if (!report.determinism.empty()) {

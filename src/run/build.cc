@@ -7,10 +7,10 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "compile/barrier_instrumentation.h"
 #include "compile/frontend.h"
 #include "compile/nvrtc_compiler.h"
-#include "compile/ptx_barriers.h"
+#include "run/compile_child.h"
+#include "run/worker_builds.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
@@ -18,7 +18,8 @@ namespace cudojo {
 namespace {
 
 // Bumped when a build file's meaning changes; an older file is refused with a clear message.
-constexpr int kBuildFormat = 1;
+// 2: the counted build is the check build (barrier and warp-mask counters in the PTX).
+constexpr int kBuildFormat = 2;
 
 BuiltKernel built_from(const CompileResult& compiled) {
   return BuiltKernel{compiled.lowered_name, compiled.image, compiled.format, compiled.abi};
@@ -33,6 +34,17 @@ void record(const CompileResult& compiled, CompileInfo& info) {
   info.compile_ms = compiled.compile_ms;
 }
 
+// A module that takes one of the judge's counter names is a compile error (run/worker_builds.h).
+bool refused_for_judge_names(const CompileResult& compiled, std::string_view ptx,
+                             const std::string& file_name, CompileInfo& info) {
+  CompileResult refused = compiled;
+  refused.ptx = std::string(ptx);
+  refuse_judge_names(refused, file_name);
+  if (refused.ok) return false;
+  record(refused, info);
+  return true;
+}
+
 void build_cuda(const BuildRequest& request, const ContractInfo& contract, SubmissionBuild& build) {
   CompileRequest compile;
   compile.source = request.source;
@@ -43,16 +55,18 @@ void build_cuda(const BuildRequest& request, const ContractInfo& contract, Submi
   compile.arch = request.arch;
   compile.cuda_include_dir = request.cuda_include_dir;
   compile.max_log_bytes = request.limits.max_compile_log_bytes;
-  const CompileResult plain = compile_kernel(compile);
+  // In a child under the compile budget, as the worker compiles: a template bomb ends as a compile
+  // error within compile_budget_ms and compile_memory_bytes instead of growing without bound here.
+  const CompileResult plain = compile_in_child(compile, request.limits);
   record(plain, build.compile);
-  if (!plain.ok) return;
+  if (!plain.ok || refused_for_judge_names(plain, plain.ptx, request.file_name, build.compile)) return;
   build.submission = built_from(plain);
   if (contract.has_second_kernel()) {
     CompileRequest second = compile;
     second.kernel_name = request.stage->second_kernel;
     second.kernel_parameters = std::string(contract.second.parameters);
     second.kernel_pointer_type = std::string(contract.second.pointer_type);
-    const CompileResult compiled = compile_kernel(second);
+    const CompileResult compiled = compile_in_child(second, request.limits);
     if (!compiled.ok) {
       record(compiled, build.compile);
       build.submission.reset();
@@ -60,14 +74,7 @@ void build_cuda(const BuildRequest& request, const ContractInfo& contract, Submi
     }
     build.second = built_from(compiled);
   }
-  compile.pre_include_name = std::string(kBarrierHeaderName);
-  compile.pre_include_text = std::string(barrier_check_header());
-  const CompileResult counted = compile_kernel(compile);
-  if (counted.ok) {
-    build.counted = built_from(counted);
-  } else {
-    build.counted_note = "the counted build did not compile (the submission redefines a barrier name?)";
-  }
+  build.counted = check_build_of(plain, request.file_name, build.counted_note);
 }
 
 void build_with_frontend(const BuildRequest& request, const ContractInfo& contract, SubmissionBuild& build) {
@@ -84,11 +91,15 @@ void build_with_frontend(const BuildRequest& request, const ContractInfo& contra
   frontend.time_limit = std::chrono::milliseconds(static_cast<long long>(request.limits.frontend_budget_ms));
   frontend.memory_bytes = request.limits.frontend_memory_bytes;
   frontend.max_log_bytes = request.limits.max_compile_log_bytes;
+  frontend.max_processes = request.limits.frontend_max_processes;
+  frontend.max_answer_bytes = request.limits.frontend_max_answer_bytes;
   const FrontendResult result = compile_with_frontend(frontend);
   if (result.judge_failure) throw std::runtime_error(result.compile.log);
   const CompileResult& compiled = result.compile;
   record(compiled, build.compile);
   if (!compiled.ok) return;
+  const std::string_view ptx(compiled.image.data(), compiled.image.size() - 1);  // without the NUL
+  if (refused_for_judge_names(compiled, ptx, request.file_name, build.compile)) return;
   build.submission = built_from(compiled);
   if (contract.has_second_kernel()) {
     // The front ends compile one entry per run; the second kernel is a second run on the same file.
@@ -105,15 +116,9 @@ void build_with_frontend(const BuildRequest& request, const ContractInfo& contra
     build.compile.compile_ms += second_result.compile.compile_ms;
     build.second = built_from(second_result.compile);
   }
-  const std::string_view ptx(compiled.image.data(), compiled.image.size() - 1);  // without the NUL
-  if (auto counted = instrument_ptx_barriers(ptx, compiled.source_file_index)) {
-    BuiltKernel with_counters = *build.submission;
-    with_counters.image.assign(counted->ptx.begin(), counted->ptx.end());
-    with_counters.image.push_back('\0');
-    build.counted = std::move(with_counters);
-  } else {
-    build.counted_note = "the PTX was not a 64-bit module the barrier counters understand";
-  }
+  CompileResult with_ptx = compiled;
+  with_ptx.ptx = std::string(ptx);
+  build.counted = check_build_of(with_ptx, request.file_name, build.counted_note);
 }
 
 }  // namespace
@@ -166,8 +171,9 @@ void from_json(const nlohmann::json& j, SubmissionBuild& build) {
         "this is not a cudojo build file (make one with `cudojo build STAGE FILE -o FILE`)");
   }
   if (j.at("cudojo_build") != kBuildFormat) {
-    throw std::runtime_error(fmt::format("this build file has format {}; this cudojo reads format {}",
-                                         j.at("cudojo_build").dump(), kBuildFormat));
+    throw std::runtime_error(fmt::format(
+        "this build file has format {}; this cudojo reads format {}: build it again with `cudojo build`",
+        j.at("cudojo_build").dump(), kBuildFormat));
   }
   try {
     j.at("stage").get_to(build.stage);

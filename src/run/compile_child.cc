@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <iostream>
@@ -92,6 +93,24 @@ std::string limits_sentence(const JudgeLimits& limits) {
                      limits.compile_memory_bytes >> 20);
 }
 
+// NVRTC that meets the child's address-space limit often says so itself and answers (a template
+// that instantiates itself without end): its "out of memory" is then the budget's doing, and the
+// learner is told which budget, before NVRTC's own words and its instantiation context.
+void name_the_memory_budget(const CompileRequest& request, const JudgeLimits& limits, CompileResult& result) {
+  const bool out_of_memory =
+      std::any_of(result.diagnostics.begin(), result.diagnostics.end(), [](const Diagnostic& d) {
+        return d.severity == "catastrophic error" && d.message.starts_with("out of memory");
+      });
+  if (result.ok || !out_of_memory) return;
+  const std::string why = fmt::format(
+      "the compiler ran out of memory within its limits of {}, the compile budget: "
+      "the source asks for more than any kernel needs (a template or macro that "
+      "expands without end, a huge initialized array?)",
+      limits_sentence(limits));
+  result.log = fmt::format("{}: {}\n{}", request.file_name, why, result.log);
+  result.diagnostics.insert(result.diagnostics.begin(), {request.file_name, 0, "error", why});
+}
+
 }  // namespace
 
 CompileResult compile_in_child(const CompileRequest& request, const JudgeLimits& limits) {
@@ -106,6 +125,7 @@ CompileResult compile_in_child(const CompileRequest& request, const JudgeLimits&
     try {
       CompileResult result = result_from_json(nlohmann::json::parse(line));
       child.wait();
+      name_the_memory_budget(request, limits, result);
       return result;
     } catch (const std::exception&) {
       // A garbled answer is the judge's own failure, reported below like a dead child.

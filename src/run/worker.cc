@@ -25,18 +25,16 @@
 #include <optional>
 #include <thread>
 
-#include "check/barriers.h"
 #include "common/cuda_check.h"
 #include "common/environment.h"
 #include "common/json_text.h"
-#include "compile/barrier_instrumentation.h"
 #include "compile/nvrtc_compiler.h"
-#include "compile/ptx_atomics.h"
 #include "contract/driver.h"
 #include "gpu/gpu.h"
 #include "measure/profiler.h"
 #include "run/compile_child.h"
 #include "run/protocol.h"
+#include "run/worker_builds.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
@@ -162,23 +160,6 @@ class CudaStartup {
   std::thread thread_;  // last: starts once the members above exist
 };
 
-// `second`: the compile of a two-kernel contract's second kernel (stage.second_kernel).
-CompileRequest compile_request(const Job& job, const std::string& source, const std::string& file_name,
-                               const std::string& arch, bool second = false) {
-  const ContractInfo* contract = find_contract_info(job.stage.contract);
-  const KernelSignature signature = second ? contract->second : contract->first();
-  CompileRequest request;
-  request.source = source;
-  request.file_name = file_name;
-  request.kernel_name = second ? job.stage.second_kernel : job.stage.kernel;
-  request.kernel_parameters = std::string(signature.parameters);
-  request.kernel_pointer_type = std::string(signature.pointer_type);
-  request.arch = arch;
-  request.cuda_include_dir = job.cuda_include_dir;
-  request.max_log_bytes = job.max_log_bytes;
-  return request;
-}
-
 bool is_kernel_fault(cudaError_t code) {
   switch (code) {
     case cudaErrorIllegalAddress:
@@ -194,123 +175,6 @@ bool is_kernel_fault(cudaError_t code) {
     default:
       return false;
   }
-}
-
-// The builds one worker needs, compiled at once (they are independent and NVRTC is thread-safe
-// across programs). Builds the parent passed in (from the check worker) are loaded, not compiled.
-struct Builds {
-  CompileResult submission;
-  CompileResult reference;  // not in sanitize mode
-  CompileResult counted;    // check mode only: the barrier-counting build
-  CompileResult quiet;      // check mode, a CUDA source that prints: printf compiled out
-  // A two-kernel contract's second kernels, each its own build (not counted, not quieted).
-  CompileResult second_submission;
-  CompileResult second_reference;
-};
-
-CompileResult reuse(const BuiltKernel& built) {
-  CompileResult reused;
-  reused.ok = true;
-  reused.image = built.image;
-  reused.lowered_name = built.lowered_name;
-  reused.format = built.format;
-  reused.abi = built.abi;
-  if (built.format == ImageFormat::kPtx && !built.image.empty()) {
-    reused.ptx.assign(built.image.data(), built.image.size() - 1);  // the image ends with a NUL
-  }
-  return reused;
-}
-
-// A stage that wants the same bits on every run refuses float atomic adds in either kernel, found
-// in the PTX: their order is the memory system's, so agreeing runs on an idle GPU prove nothing.
-// (A CUDA build file carries only its cubin, so it is judged by its runs alone.)
-void add_float_atomic_findings(const Job& job, const Builds& builds, FindingSet& findings) {
-  const std::pair<const CompileResult*, const std::string*> kernels[] = {
-      {&builds.submission, &job.stage.kernel}, {&builds.second_submission, &job.stage.second_kernel}};
-  for (const auto& [build, kernel] : kernels) {
-    if (!build->ok || build->ptx.empty() || kernel->empty()) continue;
-    for (const auto& use :
-         float_atomics_in_kernel(build->ptx, build->lowered_name, build->source_file_index)) {
-      findings.add(
-          finding_code::kNondeterministic,
-          fmt::format("{} adds floats with an atomic ({}{}): float atomics land in whatever order the "
-                      "threads reach memory, so the sum can change in its last bits from run to run, "
-                      "even when runs on an idle GPU happen to agree. This stage wants a fixed order: "
-                      "write each block's sum to its own slot, then fold the slots in an order the "
-                      "code fixes",
-                      *kernel, use.instruction, use.line ? fmt::format(" at line {}", use.line) : ""),
-          std::nullopt, use.line ? std::optional<int>(use.line) : std::nullopt);
-      return;
-    }
-  }
-}
-
-Builds compile_all(const Job& job, const std::string& arch) {
-  auto build = [&](const std::optional<BuiltKernel>& built, const std::string& source,
-                   const std::string& file_name) {
-    if (!built) return compile_in_child(compile_request(job, source, file_name, arch));
-    return reuse(*built);
-  };
-  std::future<CompileResult> reference, counted;
-  if (job.mode != WorkerMode::kSanitize) {
-    reference = std::async(std::launch::async,
-                           [&] { return build(job.reference_build, job.reference_source, "reference.cu"); });
-  }
-  // A CUDA source that prints is judged as its quiet build (printf compiled out) after its first
-  // launch; the barrier counters and the sanitizers then watch that same quiet build, so source
-  // that tells the builds apart (`#ifdef printf`) gains nothing.
-  const bool prints = job.mode == WorkerMode::kCheck && job.language == Language::kCuda &&
-                      job.source.find("printf") != std::string::npos;
-  const std::string quiet_define = "#define printf(...) (0)\n";
-  if (job.mode == WorkerMode::kCheck && !job.counted_build && job.language == Language::kCuda) {
-    counted = std::async(std::launch::async, [&] {
-      CompileRequest request = compile_request(job, job.source, job.file_name, arch);
-      request.pre_include_name = std::string(kBarrierHeaderName);
-      request.pre_include_text = (prints ? quiet_define : "") + std::string(barrier_check_header());
-      CompileResult counted_build = compile_in_child(request);
-      if (!counted_build.ok && prints) {
-        // printf written so that the define breaks it (`::printf`): count the printing build, as
-        // it is also the one judged then.
-        request.pre_include_text = std::string(barrier_check_header());
-        counted_build = compile_in_child(request);
-      }
-      return counted_build;
-    });
-  }
-  std::future<CompileResult> quiet;
-  if (prints) {
-    quiet = std::async(std::launch::async, [&] {
-      CompileRequest request = compile_request(job, job.source, job.file_name, arch);
-      request.pre_include_name = "cudojo_quiet_printf.h";
-      request.pre_include_text = quiet_define;
-      return compile_in_child(request);
-    });
-  }
-  std::future<CompileResult> second_submission, second_reference;
-  if (!job.stage.second_kernel.empty()) {
-    auto build_second = [&](const std::optional<BuiltKernel>& built, const std::string& source,
-                            const std::string& file_name) {
-      if (!built) return compile_in_child(compile_request(job, source, file_name, arch, true));
-      return reuse(*built);
-    };
-    second_submission = std::async(std::launch::async, [&, build_second] {
-      return build_second(job.second_submission_build, job.source, job.file_name);
-    });
-    if (job.mode != WorkerMode::kSanitize || job.second_reference_build) {
-      second_reference = std::async(std::launch::async, [&, build_second] {
-        return build_second(job.second_reference_build, job.reference_source, "reference.cu");
-      });
-    }
-  }
-  Builds builds;
-  builds.submission = build(job.submission_build, job.source, job.file_name);
-  if (second_submission.valid()) builds.second_submission = second_submission.get();
-  if (second_reference.valid()) builds.second_reference = second_reference.get();
-  if (quiet.valid()) builds.quiet = quiet.get();
-  if (reference.valid()) builds.reference = reference.get();
-  if (counted.valid()) builds.counted = counted.get();
-  if (job.counted_build) builds.counted = reuse(*job.counted_build);
-  return builds;
 }
 
 void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& metrics) {
@@ -335,43 +199,6 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   } else if (outcome.submission_time) {
     metrics.note = "this contract reads no input array, so bandwidth is not reported";
   }
-}
-
-// The barrier check: the counted build of the submission, launched once at the tool size on its
-// own buffers, after the tests and before anything is timed. Runs only learner code that already
-// ran in the tests; a fault here is still the learner's.
-void check_barriers(const Job& job, GpuSession& gpu, ContractDriver& driver,
-                    const CompileResult& counted_build, const LoadedKernel* second, PhaseAnnouncer& announce,
-                    Report& report) {
-  BarrierCheckSummary& summary = report.barrier_check;
-  if (!counted_build.ok) {
-    summary.note =
-        job.language == Language::kCuda
-            ? "the counted build did not compile (the submission redefines a barrier name?); barriers "
-              "were not checked"
-            : "the submission's PTX could not be given barrier counters; barriers were not checked";
-    return;
-  }
-  LoadedKernel counted(counted_build.image, counted_build.lowered_name, job.stage.launch.dynamic_shared_bytes,
-                       counted_build.abi);
-  // A two-kernel contract's second kernel runs uncounted beside the counted first.
-  ContractContext context{job.stage, gpu, counted, counted, job.seed, announce, second, second};
-  announce.phase("barrier check", 1);
-  driver.launch_once_for_tools(context, job.tool_size, counted, {});
-  BarrierCounts counts;
-  const auto shape = counted.read_global(kBarrierShapeSymbol, 2);
-  if (shape.size() == 2) {
-    counts.threads_per_block = shape[0];
-    counts.blocks = shape[1];
-  }
-  const std::uint64_t threads = static_cast<std::uint64_t>(counts.threads_per_block) * counts.blocks;
-  counts.passes_per_thread =
-      counted.read_global(kBarrierPassesSymbol, std::min<std::uint64_t>(threads, kBarrierThreadSlots));
-  counts.arrivals_per_line = counted.read_global(kBarrierLinesSymbol, kBarrierLineSlots);
-  summary.ran = true;
-  summary.n = job.tool_size;
-  for (const auto arrivals : counts.arrivals_per_line) summary.arrivals += arrivals;
-  if (auto finding = divergent_barrier_finding(counts)) report.findings.push_back(*finding);
 }
 
 // Opens once, for good: whether the profiler thread may use the GPU now, or should give up.
@@ -418,6 +245,10 @@ class BackgroundProfile {
           },
           [&, n](const LaunchMarks& marks) {
             driver.launch_once_for_tools(context, n, context.submission, marks);
+            // Every replayed launch is judged, so a kernel cannot look efficient only when no answer
+            // is read.
+            ++profiled_launches_;
+            if (driver.tool_answer_right(context) == false) ++wrong_profiled_launches_;
           },
       };
       // Reaching the gate means CUPTI's set-up is done; collect() waits for that, within a bound.
@@ -462,6 +293,15 @@ class BackgroundProfile {
     report.timings_ms["profile_setup"] = result.setup_ms;
     report.timings_ms["profile_passes"] = result.passes_ms;
     fill(result, report);
+    if (wrong_profiled_launches_ > 0) {
+      report.findings.push_back(
+          {std::string(finding_code::kStaleAnswer),
+           fmt::format("{} of the {} launches the profiler replayed answered wrong, though the tests and "
+                       "the timed launches were right: every launch is judged, including those "
+                       "measured for the hardware metrics, so a kernel must do the same work each time",
+                       wrong_profiled_launches_.load(), profiled_launches_.load()),
+           std::nullopt});
+    }
   }
 
  private:
@@ -480,6 +320,8 @@ class BackgroundProfile {
 
   Gate gate_;
   std::atomic<bool> set_up_{false};
+  std::atomic<int> profiled_launches_{0};
+  std::atomic<int> wrong_profiled_launches_{0};
   std::future<ProfileResult> result_;
   std::string skipped_;
 };
@@ -563,7 +405,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
     report.findings = outcome.findings.finish();
     report.determinism = outcome.determinism;
     clock.step("tests");
-    check_barriers(job, gpu, *driver, builds.counted, second_submission.get(), announce, report);
+    check_counted_build(job, gpu, *driver, builds.counted, second_submission.get(), announce, report);
     clock.step("barrier_check");
   } catch (...) {
     report.tests = outcome.tests;

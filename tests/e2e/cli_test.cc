@@ -1,8 +1,10 @@
 // End-to-end tests of the CLI that need no GPU: they run the real binary, its real worker process
 // and real NVRTC. On a machine with a GPU the no_device test skips (the GPU tests cover that path).
 #include <cuda_runtime.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -374,6 +376,83 @@ TEST(CliCheck, UsageErrorsAreExitTwoAndJsonWhenAskedFor) {
     EXPECT_EQ(object["kind"], "usage_error") << json.out;
     EXPECT_NE(object["error"].get<std::string>().find(words), std::string::npos);
   }
+}
+
+// The binary's stdout alone (stderr dropped), killed after `seconds` (exit 137 then) and, when
+// given, held to `memory_kib` of address space, so that a command that would hang or grow without
+// bound ends the test instead.
+testing::CliResult run_cli_within(int seconds, const std::string& arguments, long memory_kib = 0) {
+  testing::CliResult result;
+  const std::string command = fmt::format("{}timeout -s KILL {} {} {} 2>/dev/null",
+                                          memory_kib ? fmt::format("ulimit -v {}; ", memory_kib) : "",
+                                          seconds, testing::cudojo_binary(), arguments);
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  char buffer[4096];
+  std::size_t n;
+  while ((n = fread(buffer, 1, sizeof buffer, pipe)) > 0) result.out.append(buffer, n);
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Opening a FIFO waits for a writer that never comes, and /dev/zero never ends: what is not a
+// regular file is refused at once, as a usage error with its JSON object under --json.
+TEST(CliCheck, AFifoOrADeviceIsRefusedAtOnceNotWaitedOn) {
+  const std::string fifo = fmt::format("/tmp/cudojo_fifo_{}.cu", getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  struct Unlink {
+    std::string path;
+    ~Unlink() { ::unlink(path.c_str()); }
+  } unlink_fifo{fifo};
+  const std::pair<std::string, std::string> cases[] = {
+      {"check reduction/3 " + fifo, "is a named pipe (FIFO)"},
+      {"build reduction/3 " + fifo + " -o /tmp/cudojo_fifo.build", "is a named pipe (FIFO)"},
+      {"check reduction/3 --build " + fifo, "is a named pipe (FIFO)"},
+      {"check reduction/3 /dev/zero --lang cuda", "is a character device"},
+      {"build reduction/3 /dev/zero --lang python -o /tmp/cudojo_zero.build", "is a character device"},
+  };
+  for (const auto& [arguments, words] : cases) {
+    SCOPED_TRACE(arguments);
+    const auto started = std::chrono::steady_clock::now();
+    const auto result = run_cli_within(20, arguments + " --json");
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_LT(seconds, 5);
+    ASSERT_EQ(result.exit_code, 2) << result.out;
+    const auto object = nlohmann::json::parse(result.out, nullptr, false);
+    ASSERT_TRUE(object.is_object()) << result.out;
+    EXPECT_EQ(object["kind"], "usage_error");
+    EXPECT_NE(object["error"].get<std::string>().find(words), std::string::npos) << object["error"];
+  }
+  EXPECT_FALSE(std::filesystem::exists("/tmp/cudojo_fifo.build"));
+}
+
+// `cudojo build` compiles as the judge's worker does, in a child under the compile budget
+// (run/compile_child.h): a template that instantiates itself twice per level, 2^28 times, ends as
+// a compile error naming the budget. The test bounds it too (8 GiB, 60 s), in case it did not.
+TEST(CliBuild, ATemplateBombEndsWithinTheCompileBudget) {
+  const std::string path =
+      write_temp("cudojo_template_bomb.cu",
+                 "template <int N, int M> struct Grow {\n"
+                 "  static constexpr int value = Grow<N - 1, 2 * M>::value + "
+                 "Grow<N - 1, 2 * M + 1>::value;\n"
+                 "};\n"
+                 "template <int M> struct Grow<0, M> { static constexpr int value = 1; };\n"
+                 "__global__ void reduce(const float* X, float* out, int N) {\n"
+                 "  if (N < 0) out[0] = Grow<28, 0>::value;\n"
+                 "}\n");
+  const auto started = std::chrono::steady_clock::now();
+  const auto result = run_cli_within(
+      60, "build reduction/3 " + path + " -o /tmp/cudojo_template_bomb.build --json", 8l << 20);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  ASSERT_EQ(result.exit_code, 1) << result.out;
+  const auto summary = nlohmann::json::parse(result.out);
+  EXPECT_EQ(summary["compile"]["ok"], false);
+  const std::string log = summary["compile"]["log"];
+  EXPECT_NE(log.find(fmt::format("{:g} s", kDefaultLimits.compile_budget_ms / 1000.0)), std::string::npos)
+      << log;
+  EXPECT_LT(seconds, kDefaultLimits.compile_budget_ms / 1000.0 + 5) << log;
 }
 
 }  // namespace

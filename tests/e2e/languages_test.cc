@@ -124,10 +124,15 @@ TEST_F(Languages, HostileFilesAreCompileErrorsThatLeakNothing) {
 
 TEST_F(Languages, ADamagedBuildFileIsAUsageError) {
   const std::string path = temp_path("damaged.build");
-  std::ofstream(path) << R"({"cudojo_build": 1, "stage": "reduction/3"})";
+  std::ofstream(path) << R"({"cudojo_build": 2, "stage": "reduction/3"})";
   auto result = run_cli("check reduction/3 --build " + path);
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.out.find("damaged"), std::string::npos) << result.out;
+  // A file of the format before the check build carried warp counters: made again, not trusted.
+  std::ofstream(path) << R"({"cudojo_build": 1, "stage": "reduction/3"})";
+  result = run_cli("check reduction/3 --build " + path);
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.out.find("build it again with `cudojo build`"), std::string::npos) << result.out;
   std::ofstream(path) << "not json";
   result = run_cli("check reduction/3 --build " + path);
   EXPECT_EQ(result.exit_code, 2);

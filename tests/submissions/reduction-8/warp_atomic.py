@@ -1,6 +1,6 @@
 # expect: verdict=wrong_answer finding=imprecise
 # One atomic per warp: 32,768 adds of 3.2 into a total near 100,000 still drift past 1e-4 on
-# tenths (2.6e-4 at 2^20).
+# tenths (about 2.9e-4 at 2^20).
 from numba import cuda, float32
 
 FULL_MASK = 0xFFFFFFFF

@@ -1,6 +1,6 @@
 // expect: verdict=wrong_answer finding=imprecise
 // Sums each warp in double, then still adds one float per warp into *out: the rounding happens
-// in that last add, so it lands exactly where float warps do (104884.6953 at 2^20, 2.6e-4 off).
+// in that last add, so it lands exactly where float warps do (about 2.9e-4 off at 2^20).
 __global__ void sum_tenths(const float* X, float* out, int N) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     double v = (i < N) ? (double)X[i] : 0.0;

@@ -1,6 +1,7 @@
-// known gap: a divergent barrier spelled through cooperative groups. block.sync() compiles to
-// __barrier_sync(0), which the barrier check does not count (it counts __syncthreads() and its
-// _count/_and/_or forms), so only compute-sanitizer's synccheck could see it.
+// expect: verdict=wrong_answer finding=divergent_barrier@17
+// The divergent fold of divergent_barrier.cu, with cooperative groups' block.sync() in place of
+// __syncthreads(). It reaches the hardware barrier through CUDA's own headers; the check build
+// counts the barrier the compiler emitted and names the learner's call, not CUDA's line.
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
 __global__ void reduce(const float* X, float* out, int N) {
