@@ -97,10 +97,8 @@ std::optional<PtxInstrumentation> instrument_ptx_barriers(std::string_view ptx, 
       ++result.barriers;
       if (match[2].matched) {
         // A predicated barrier: count only where it runs. Jump over the count when it does not.
-        const std::string skip = fmt::format("$cudojo_barrier_skip_{}", label++);
-        out << fmt::format("\t@{}{} bra {};\n", match[3].length() ? "" : "!", match[4].str(), skip);
-        out << counting_block(current_line);
-        out << skip << ":\n";
+        out << only_where_guard_holds(match[4].str(), match[3].length() > 0, counting_block(current_line),
+                                      fmt::format("$cudojo_barrier_skip_{}", label++));
       } else {
         out << counting_block(current_line);
       }

@@ -76,4 +76,13 @@ int ptx_learner_file_index(std::string_view ptx, std::string_view file_name) {
   return chosen == 0 ? 1 : chosen;
 }
 
+std::string only_where_guard_holds(std::string_view guard, bool negated, std::string_view code,
+                                   std::string_view label) {
+  std::string text = "\t@";
+  if (!negated) text += '!';
+  text.append(guard).append(" bra ").append(label).append(";\n");
+  text.append(code).append(label).append(":\n");
+  return text;
+}
+
 }  // namespace cudojo

@@ -33,4 +33,10 @@ class PtxLineTracker {
 // one; 1 when none matches, which is where a single-file module puts its source.
 int ptx_learner_file_index(std::string_view ptx, std::string_view file_name);
 
+// `code` to put before an instruction guarded by `@guard` (or `@!guard` when `negated`): it runs
+// only where the instruction will, by jumping over it to `label` elsewhere. Both rewrites of the
+// check build count barriers and leaves this way.
+std::string only_where_guard_holds(std::string_view guard, bool negated, std::string_view code,
+                                   std::string_view label);
+
 }  // namespace cudojo

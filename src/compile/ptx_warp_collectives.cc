@@ -260,9 +260,8 @@ std::optional<WarpInstrumentation> instrument_ptx_warp_collectives(std::string_v
     if (searched && std::regex_search(line, match, kLeave) && (match[4].str() == "exit" || in_entry)) {
       if (match[1].matched) {
         // A guarded leave: mark the lane only where the guard lets it leave.
-        const std::string stay = fmt::format("$cudojo_warp_stay_{}", stay_labels++);
-        out << fmt::format("\t@{}{} bra {};\n", match[2].length() ? "" : "!", match[3].str(), stay);
-        out << leaving_block() << stay << ":\n";
+        out << only_where_guard_holds(match[3].str(), match[2].length() > 0, leaving_block(),
+                                      fmt::format("$cudojo_warp_stay_{}", stay_labels++));
       } else {
         out << leaving_block();
       }
