@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/class_commands.h"
 #include "cli/cli_common.h"
 #include "cli/gpu_commands.h"
 #include "cli/serve_command.h"
@@ -279,6 +280,7 @@ int main(int argc, char** argv) {
   toolchains->add_flag("--json", json, "Print JSON");
 
   auto serve = add_serve_command(app);
+  auto class_commands = add_class_commands(app);
 
   std::string lab_what = "list";
   bool lab_csv = false;
@@ -318,6 +320,10 @@ int main(int argc, char** argv) {
     if (*calibrate) return cmd_calibrate(course, calibration_dir);
     if (*stages) return cmd_stages(course, json);
     if (*serve->command) return run_serve_command(*serve, course, calibration_dir);
+    if (wants_class_command(*class_commands)) {
+      json = class_commands->json;
+      return run_class_command(*class_commands, course);
+    }
     const Stage& stage = require_stage(course, stage_id);
     if (*show)
       return cmd_show(stage, lang_option.empty() ? Language::kCuda : require_language(lang_option),

@@ -62,6 +62,10 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app) {
       "A proxy in front of this server (an address or network, such as 127.0.0.1 or 10.0.0.0/8; repeat for "
       "more): its X-Forwarded-For names the client, for the per-address limits, and its own connections "
       "are not counted per address. Without one, every client is the address it connects from.");
+  command->add_flag(
+      "--no-open-sign-up", serve->no_open_sign_up,
+      "Take new learners only by a class's invite code (POST /api/join) or a roster's tokens: without it, "
+      "anyone may sign up with a name into the default class");
   command->add_option(
       "--limit", serve->limits,
       "Set one of the server's limits, NAME=VALUE (repeat for more); --list-limits names them");
@@ -89,6 +93,7 @@ int run_serve_command(ServeCommand& serve, const std::vector<Stage>& course,
   }
   settings.calibration_dir = calibration_dir;
   settings.http = !serve.no_http;
+  settings.open_sign_up = !serve.no_open_sign_up;
   if (serve.no_workers) settings.workers = 0;
   if (serve.no_http && settings.workers == 0)
     throw UsageError("--no-http with no workers would do nothing; give one of them up");

@@ -19,6 +19,7 @@ struct ServeCommand {
   bool no_http = false;
   bool no_workers = false;
   bool list_limits = false;
+  bool no_open_sign_up = false;
   std::vector<std::string> limits;  // NAME=VALUE, in the order given
 };
 

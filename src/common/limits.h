@@ -116,6 +116,12 @@ struct ServeLimits {
   // proxy names). Without it a script makes hundreds of learners a second and the per-learner job
   // limit means nothing.
   int max_new_learners_per_address_per_hour = 60;
+  // Learners joining one class by its invite code in an hour, from any number of addresses. A class
+  // behind one school address joins as a crowd, so joins are counted per class, not per address; a
+  // leaked code is bounded by this until an instructor changes it.
+  int max_joins_per_class_per_hour = 1000;
+  // Learners in one roster import (a CSV of student id, name, e-mail).
+  int max_roster_rows = 5000;
 
   // --- The HTTP front door (src/http/): one event loop holds every connection, so a connection
   // costs memory, not a thread; each is bounded in time and size from its first byte.
@@ -168,6 +174,8 @@ struct ServeLimits {
   int history_limit = 100;         // most jobs one page of /api/history returns (?limit=)
   int history_default_limit = 20;  // jobs one page returns when ?limit= is not given
   int leaderboard_limit = 50;      // entries one stage's leaderboard returns
+  int audit_limit = 200;           // most entries one page of an audit log returns (?limit=)
+  int audit_default_limit = 50;    // entries one page returns when ?limit= is not given
 
   // --- Judging and the store.
   // A job interrupted this many times by server restarts fails rather than being run again.

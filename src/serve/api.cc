@@ -38,6 +38,7 @@ Api::Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, const
       streams_(streams),
       course_(course),
       limits_(settings.limits),
+      open_sign_up_(settings.open_sign_up),
       judge_limits_(settings.judge_limits),
       web_dir_(settings.web_dir),
       node_(std::move(node)),
@@ -63,20 +64,51 @@ void Api::register_routes(http::Router& router) {
   router.add("GET", "/api/health", route(&Api::health));
   router.add("GET", "/api/nodes", route(&Api::list_nodes));
   router.add("GET", "/api/stages", route(&Api::list_stages), Runs::kOnEventLoop);
-  // Before /api/stages/(.+), which would take "reduction/3/leaderboard" as a stage id.
+  // Before /api/stages/(.+), which would take "reduction/3/leaderboard" as a stage id. Anyone sees
+  // the default class's board; a learner their own class's; staff one of their classes' (?class=).
   router.add("GET", R"(/api/stages/(.+)/leaderboard)", route(&Api::stage_leaderboard));
   // Renders the lesson's Markdown: a handler thread, so the event loop never waits on cmark.
   router.add("GET", R"(/api/stages/(.+))", route(&Api::get_stage));
-  router.add("POST", "/api/learners", route(&Api::create_learner));
-  // The signed-in learner, about their own account and jobs.
+  router.add("POST", "/api/learners", route(&Api::create_learner));  // open sign-up, when on
+  router.add("POST", "/api/join", route(&Api::join_class));          // with a class's invite code
+  // Whoever is signed in: their own account (a learner's or a member of staff's).
+  router.add("GET", "/api/me", route(&Api::get_me));
+  // The signed-in learner, about their own account, jobs and drafts.
+  router.add("PUT", "/api/me", route(&Api::put_me));
   router.add("POST", "/api/jobs", route(&Api::submit_job));
   router.add("GET", R"(/api/jobs/([^/]+))", route(&Api::get_job));
   router.add("POST", R"(/api/jobs/([^/]+)/ticket)", route(&Api::job_ticket));
   router.add("GET", R"(/api/jobs/([^/]+)/events)", route(&Api::job_events));
   router.add("GET", "/api/history", route(&Api::history));
-  router.add("GET", "/api/me", route(&Api::get_me));
-  router.add("PUT", "/api/me", route(&Api::put_me));
   router.add("GET", "/api/progress", route(&Api::progress));
+  router.add("GET", "/api/drafts", route(&Api::list_drafts));
+  router.add("PUT", R"(/api/drafts/(.+)/([^/]+))", route(&Api::put_draft));
+  router.add("DELETE", R"(/api/drafts/(.+)/([^/]+))", route(&Api::delete_draft));
+  // Staff: the classes they hold a role in (reading: instructor or teaching assistant; changing:
+  // instructor); administrators every class.
+  router.add("GET", "/api/classes", route(&Api::list_classes));
+  router.add("POST", "/api/classes", route(&Api::create_class));  // administrators
+  router.add("GET", R"(/api/classes/([^/]+))", route(&Api::get_class));
+  router.add("PATCH", R"(/api/classes/([^/]+))", route(&Api::change_class));
+  router.add("GET", R"(/api/classes/([^/]+)/grid)", route(&Api::class_grid));
+  router.add("GET", R"(/api/classes/([^/]+)/export)", route(&Api::class_export));
+  router.add("GET", R"(/api/classes/([^/]+)/audit)", route(&Api::class_audit));
+  router.add("GET", R"(/api/classes/([^/]+)/learners)", route(&Api::list_roster));
+  router.add("POST", R"(/api/classes/([^/]+)/roster)", route(&Api::import_roster));
+  router.add("POST", R"(/api/classes/([^/]+)/tokens)", route(&Api::issue_tokens));
+  router.add("PATCH", R"(/api/classes/([^/]+)/learners/([^/]+))", route(&Api::change_learner));
+  router.add("POST", R"(/api/classes/([^/]+)/learners/([^/]+)/token)", route(&Api::reset_learner_token));
+  router.add("GET", R"(/api/classes/([^/]+)/learners/([^/]+)/jobs)", route(&Api::learner_history));
+  router.add("GET", R"(/api/classes/([^/]+)/jobs/([^/]+))", route(&Api::class_job));
+  router.add("PUT", R"(/api/classes/([^/]+)/deadlines/(.+))", route(&Api::set_deadline));
+  router.add("DELETE", R"(/api/classes/([^/]+)/deadlines/(.+))", route(&Api::clear_deadline));
+  router.add("POST", R"(/api/classes/([^/]+)/staff)", route(&Api::add_class_staff));
+  router.add("DELETE", R"(/api/classes/([^/]+)/staff/([^/]+))", route(&Api::remove_class_staff));
+  // Administrators: the staff accounts and the whole server's audit log.
+  router.add("GET", "/api/staff", route(&Api::list_staff));
+  router.add("POST", "/api/staff", route(&Api::create_staff));
+  router.add("POST", R"(/api/staff/([^/]+)/token)", route(&Api::reset_staff_token));
+  router.add("GET", "/api/audit", route(&Api::server_audit));
 
   // The page: its files from memory, on the event loop (anyone).
   router.add_exact(
@@ -112,18 +144,23 @@ bool Api::before_body(const http::Request& head, http::Response& response) const
   // thread: a burst of them costs the server an answer each and delays no one's real request.
   const bool learners_own = head.path == "/api/jobs" || head.path.starts_with("/api/jobs/") ||
                             head.path == "/api/history" || head.path == "/api/progress" ||
-                            head.path == "/api/me";
+                            head.path == "/api/me" || head.path == "/api/drafts" ||
+                            head.path.starts_with("/api/drafts/");
+  const bool staffs_own = head.path == "/api/classes" || head.path.starts_with("/api/classes/") ||
+                          head.path == "/api/staff" || head.path.starts_with("/api/staff/") ||
+                          head.path == "/api/audit";
   const bool opens_with_ticket = head.path.ends_with("/events") && head.has_param("ticket");
   if (head.path.ends_with("/events") && head.has_param("token")) {
     send_error(response, 400, api_internal::kTokenInUrl);
     return true;
   }
-  if (learners_own && !opens_with_ticket && !head.header_value("Authorization").starts_with("Bearer ")) {
+  if ((learners_own || staffs_own) && !opens_with_ticket &&
+      !head.header_value("Authorization").starts_with("Bearer ")) {
     send_error(response, 401,
                head.path == "/api/me" ? "this token belongs to no learner; sign in again" : kSignInFirst);
     return true;
   }
-  if (head.method == "POST" && head.path == "/api/learners") {
+  if (head.method == "POST" && head.path == "/api/learners" && open_sign_up_) {
     std::lock_guard lock(new_learners_mutex_);
     const auto found = new_learners_by_address_.find(http::address_group(head.client_address));
     const auto now = std::chrono::steady_clock::now();
@@ -204,6 +241,63 @@ std::optional<Learner> Api::signed_in(const http::Request& request) {
   const std::string header = request.header_value("Authorization");
   if (!header.starts_with("Bearer ")) return std::nullopt;
   return store_.find_learner_by_token(header.substr(7));
+}
+
+Api::Caller Api::caller(const http::Request& request) {
+  const std::string header = request.header_value("Authorization");
+  if (!header.starts_with("Bearer ")) return {};
+  const std::string token = header.substr(7);
+  if (auto learner = store_.find_learner_by_token(token)) return {std::move(learner), std::nullopt};
+  return {std::nullopt, store_.classes().find_staff_by_token(token)};
+}
+
+std::optional<Learner> Api::learner_or_refuse(const http::Request& request, http::Response& response) {
+  Caller who = caller(request);
+  if (who.learner) return who.learner;
+  if (who.staff) {
+    send_error(response, 403,
+               "this is a learner's route and the token is a member of staff's; sign in as a learner to "
+               "submit kernels");
+  } else {
+    send_error(response, 401, kSignInFirst);
+  }
+  return std::nullopt;
+}
+
+std::optional<StaffAccount> Api::staff_or_refuse(const http::Request& request, http::Response& response,
+                                                 bool admin_only) {
+  Caller who = caller(request);
+  if (!who.learner && !who.staff) {
+    send_error(response, 401, "this token belongs to nobody here; sign in again");
+    return std::nullopt;
+  }
+  if (who.learner || (admin_only && !who.staff->admin)) {
+    send_error(response, 403,
+               admin_only ? "only an administrator may do this" : "only a class's staff may do this");
+    return std::nullopt;
+  }
+  return who.staff;
+}
+
+Actor Api::StaffInClass::actor() const { return staff_actor(staff, class_info.id); }
+
+std::optional<Api::StaffInClass> Api::class_for(const http::Request& request, http::Response& response,
+                                                ClassAccess needed) {
+  auto staff = staff_or_refuse(request, response, false);
+  if (!staff) return std::nullopt;
+  const auto id = api_internal::parse_id(request.match(1));
+  const ClassAccess access = id ? class_access(*staff, *id) : ClassAccess::kNone;
+  std::optional<ClassInfo> found =
+      access == ClassAccess::kNone ? std::nullopt : store_.classes().find_class(*id);
+  if (!found) {
+    send_error(response, 404, "no such class among yours");
+    return std::nullopt;
+  }
+  if (needed == ClassAccess::kChange && access != ClassAccess::kChange) {
+    send_error(response, 403, "a teaching assistant reads a class; only its instructors change it");
+    return std::nullopt;
+  }
+  return StaffInClass{std::move(*staff), std::move(*found)};
 }
 
 }  // namespace cudojo

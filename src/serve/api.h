@@ -3,12 +3,19 @@
 // write the Store, wake the Dispatcher and hand streams to JobStreams; judging happens on the
 // Dispatcher's threads. docs/openapi.yaml describes the API.
 //
-// Who may call what: anyone (no sign-in) the page's files, the stages and lessons, the
-// leaderboards, /api/health and /api/nodes, and POST /api/learners; a learner, signed in by
-// "Authorization: Bearer <token>", only their own jobs, history, progress and account. A job that
-// is not the caller's answers 404, as one that does not exist. A token is read from the header
-// only (never the URL, which proxies log); an event stream, which a browser opens without headers,
-// takes a short-lived ticket instead (serve/stream_ticket.h).
+// Who may call what (register_routes says it beside every route; docs/openapi.yaml per route):
+// - anyone (no sign-in): the page's files, the stages and lessons, /api/health and /api/nodes, the
+//   default class's leaderboards, signing up (POST /api/learners, when open sign-up is on) and joining
+//   a class by its invite code (POST /api/join);
+// - a learner, signed in by "Authorization: Bearer <token>": only their own jobs, drafts, history,
+//   progress and account, and their own class's leaderboards;
+// - a member of staff (the same header, a staff token): the classes they hold a role in, as that
+//   role allows (serve/classroom.h: a teaching assistant reads, an instructor also changes); an
+//   administrator, every class and the staff accounts.
+// A learner never sees another learner's work. An object of a class the caller has no role in
+// answers 404, as one that does not exist; a route for another kind of account answers 403. A token
+// is read from the header only (never the URL, which proxies log); an event stream, which a browser
+// opens without headers, takes a short-lived ticket instead (serve/stream_ticket.h).
 //
 // run_server (server.cc) owns the Store, the Dispatcher, the JobStreams and the HTTP server,
 // builds one Api over them and registers it; the Api and the JobStreams outlive the server.
@@ -20,6 +27,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,6 +36,7 @@
 #include "http/message.h"
 #include "http/router.h"
 #include "http/static_files.h"
+#include "serve/classroom.h"
 #include "serve/job_streams.h"
 #include "serve/server.h"
 #include "serve/store.h"
@@ -70,10 +79,46 @@ class Api {
 
   // --- Learners (api_learners.cc).
   void create_learner(const Request& request, Response& response);  // POST /api/learners: anyone
-  void get_me(const Request& request, Response& response);          // GET /api/me: the learner
+  void join_class(const Request& request, Response& response);      // POST /api/join: anyone with a code
+  void get_me(const Request& request, Response& response);          // GET /api/me: learner or staff
   void put_me(const Request& request, Response& response);          // PUT /api/me: the learner
   void history(const Request& request, Response& response);         // GET /api/history: the learner's own
   void progress(const Request& request, Response& response);        // GET /api/progress: the learner's own
+
+  // --- Drafts (api_drafts.cc): the learner's own.
+  void list_drafts(const Request& request, Response& response);   // GET /api/drafts
+  void put_draft(const Request& request, Response& response);     // PUT /api/drafts/{stage}/{language}
+  void delete_draft(const Request& request, Response& response);  // DELETE /api/drafts/{stage}/{language}
+
+  // --- Classes and staff (api_classes.cc).
+  void list_classes(const Request& request, Response& response);        // GET /api/classes: staff, their own
+  void create_class(const Request& request, Response& response);        // POST /api/classes: admin
+  void get_class(const Request& request, Response& response);           // GET /api/classes/{id}: its staff
+  void change_class(const Request& request, Response& response);        // PATCH /api/classes/{id}: instructor
+  void add_class_staff(const Request& request, Response& response);     // POST .../staff: instructor
+  void remove_class_staff(const Request& request, Response& response);  // DELETE .../staff/{id}: instructor
+  void class_audit(const Request& request, Response& response);         // GET .../audit: its staff
+  void list_staff(const Request& request, Response& response);          // GET /api/staff: admin
+  void create_staff(const Request& request, Response& response);        // POST /api/staff: admin
+  void reset_staff_token(const Request& request, Response& response);   // POST /api/staff/{id}/token: admin
+  void server_audit(const Request& request, Response& response);        // GET /api/audit: admin
+
+  // --- A class's learners (api_roster.cc).
+  void list_roster(const Request& request, Response& response);     // GET .../learners: its staff
+  void import_roster(const Request& request, Response& response);   // POST .../roster: instructor
+  void change_learner(const Request& request, Response& response);  // PATCH .../learners/{id}: instructor
+  void reset_learner_token(const Request& request,
+                           Response& response);                   // POST .../learners/{id}/token: instructor
+  void issue_tokens(const Request& request, Response& response);  // POST .../tokens: instructor
+  void learner_history(const Request& request, Response& response);  // GET .../learners/{id}/jobs: its staff
+  void class_job(const Request& request, Response& response);        // GET .../jobs/{id}: its staff
+
+  // --- Progress, exports and deadlines (api_grid.cc).
+  void class_grid(const Request& request, Response& response);    // GET .../grid: its staff
+  void class_export(const Request& request, Response& response);  // GET .../export: its staff
+  void set_deadline(const Request& request, Response& response);  // PUT .../deadlines/{stage}: instructor
+  void clear_deadline(const Request& request,
+                      Response& response);  // DELETE .../deadlines/{stage}: instructor
 
   // --- Jobs (api_jobs.cc): a learner's own only.
   void submit_job(const Request& request, Response& response);  // POST /api/jobs
@@ -83,9 +128,36 @@ class Api {
 
   // The signed-in learner ("Authorization: Bearer <token>"), or nullopt.
   std::optional<Learner> signed_in(const Request& request);
+  // Who holds the request's token: a learner, a member of staff, or nobody.
+  struct Caller {
+    std::optional<Learner> learner;
+    std::optional<StaffAccount> staff;
+  };
+  Caller caller(const Request& request);
+  // The signed-in learner; answers 401 (no known token) or 403 (a staff token) itself otherwise.
+  std::optional<Learner> learner_or_refuse(const Request& request, Response& response);
+  // The signed-in member of staff (an administrator when `admin_only`); answers 401 or 403 itself
+  // otherwise.
+  std::optional<StaffAccount> staff_or_refuse(const Request& request, Response& response, bool admin_only);
+  // The class named by the route's first capture, for a member of staff allowed `needed` in it. A
+  // learner gets 403; staff without a role there, or a class that does not exist, 404 (the same
+  // answer, so nobody learns which classes exist); a teaching assistant asking to change it, 403.
+  struct StaffInClass {
+    StaffAccount staff;
+    ClassInfo class_info;
+    Actor actor() const;
+  };
+  std::optional<StaffInClass> class_for(const Request& request, Response& response, ClassAccess needed);
+  // The class the leaderboards of a request show: the learner's own; for staff, ?class=ID (one they
+  // hold a role in); for anyone else the default class. nullopt after answering 404 itself.
+  std::optional<ClassInfo> leaderboard_class(const Request& request, Response& response, bool& sees_hidden);
+  // `shown` (a job as job_json shows it) with "late": whether the job was submitted after its stage's
+  // deadline in the class of its learner.
+  nlohmann::json with_lateness(nlohmann::json shown, const JobRecord& job, std::int64_t class_id);
   // The requester's job named by the route's first capture; answers 401 or 404 itself and
   // returns nullopt when the request is not signed in or the job is not the requester's.
-  std::optional<JobRecord> owned_job(const Request& request, Response& response);
+  // `owner`, when given, receives the signed-in learner.
+  std::optional<JobRecord> owned_job(const Request& request, Response& response, Learner* owner = nullptr);
   // Answers a refused or failed Store call: the learner's mistakes and the queue's limits with
   // their sentence, the store's own failures with a fixed one (the cause goes to the log).
   void answer_store_error(const Request& request, Response& response, const StoreError& error) const;
@@ -99,6 +171,7 @@ class Api {
   JobStreams& streams_;
   const std::vector<Stage>& course_;
   ServeLimits limits_;
+  bool open_sign_up_;
   JudgeLimits judge_limits_;
   std::filesystem::path web_dir_;
   http::StaticFiles page_files_;

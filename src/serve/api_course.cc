@@ -1,5 +1,5 @@
 // Routes anyone may call: the server's health and nodes, the course's stages and lessons, and the
-// stages' leaderboards (which list only learners who opted in).
+// stages' leaderboards (a class's learners who opted in; the caller's own class, or the default one).
 #include <fmt/format.h>
 
 #include "serve/api.h"
@@ -7,6 +7,7 @@
 #include "serve/dispatcher.h"
 #include "serve/job_json.h"
 #include "serve/markdown.h"
+#include "serve/store_internal.h"
 #include "stage/stage_json.h"
 
 namespace cudojo {
@@ -35,6 +36,7 @@ void Api::health(const Request&, Response& response) {
     health["failing_since"] = failure->since;
     return send_json(response, 503, health);
   }
+  health["open_sign_up"] = open_sign_up_;
   health["ok"] = true;
   health["database"] = "ok";
   health["pending"] = store_.pending_count();
@@ -70,12 +72,44 @@ void Api::get_stage(const Request& request, Response& response) {
   send_json(response, 200, detail);
 }
 
+std::optional<ClassInfo> Api::leaderboard_class(const Request& request, Response& response,
+                                                bool& sees_hidden) {
+  sees_hidden = false;
+  Caller who = caller(request);
+  if (who.learner) return store_.classes().find_class(who.learner->class_id);
+  if (who.staff) {
+    if (const auto asked = request.param("class")) {
+      const auto id = api_internal::parse_id(*asked);
+      const bool allowed = id && class_access(*who.staff, *id) != ClassAccess::kNone;
+      auto found = allowed ? store_.classes().find_class(*id) : std::nullopt;
+      if (!found) send_error(response, 404, "no such class among yours");
+      sees_hidden = found.has_value();
+      return found;
+    }
+    sees_hidden = who.staff->admin;
+  }
+  return store_.classes().default_class();
+}
+
 void Api::stage_leaderboard(const Request& request, Response& response) {
   const Stage* stage = find_stage(course_, request.match(1));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(1)));
+  bool sees_hidden = false;
+  const auto class_info = leaderboard_class(request, response, sees_hidden);
+  if (!class_info) return;
+  json board = {{"stage", stage->id}, {"class", {{"id", class_info->id}, {"name", class_info->name}}}};
+  // A board kept hidden until its deadline shows its learners nothing before then; staff see it.
+  for (const Deadline& deadline : store_.classes().deadlines(class_info->id)) {
+    if (deadline.stage == stage->id && deadline.hide_leaderboard && !sees_hidden &&
+        store_internal::now_seconds() < deadline.due_at) {
+      board["entries"] = json::array();
+      board["hidden_until"] = deadline.due_at;
+      return send_json(response, 200, board);
+    }
+  }
   json entries = json::array();
   int rank = 0;
-  for (const auto& entry : store_.leaderboard(stage->id, limits_.leaderboard_limit)) {
+  for (const auto& entry : store_.leaderboard(class_info->id, stage->id, limits_.leaderboard_limit)) {
     entries.push_back({{"rank", ++rank},
                        {"name", entry.name},
                        {"time_ratio", entry.time_ratio},
@@ -83,7 +117,8 @@ void Api::stage_leaderboard(const Request& request, Response& response) {
                        {"language", entry.language},
                        {"at", static_cast<std::int64_t>(entry.at)}});
   }
-  send_json(response, 200, {{"stage", stage->id}, {"entries", entries}});
+  board["entries"] = entries;
+  send_json(response, 200, board);
 }
 
 }  // namespace cudojo

@@ -21,8 +21,8 @@ using api_internal::send_json;
 using nlohmann::json;
 
 void Api::submit_job(const Request& request, Response& response) {
-  const auto learner = signed_in(request);
-  if (!learner) return send_error(response, 401, kSignInFirst);
+  const auto learner = learner_or_refuse(request, response);
+  if (!learner) return;
   json body = json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object())
     return send_error(response, 400, "the body is not a JSON object");
@@ -92,12 +92,10 @@ void Api::submit_job(const Request& request, Response& response) {
                                                       })}});
 }
 
-std::optional<JobRecord> Api::owned_job(const Request& request, Response& response) {
-  const auto learner = signed_in(request);
-  if (!learner) {
-    send_error(response, 401, kSignInFirst);
-    return std::nullopt;
-  }
+std::optional<JobRecord> Api::owned_job(const Request& request, Response& response, Learner* owner) {
+  const auto learner = learner_or_refuse(request, response);
+  if (!learner) return std::nullopt;
+  if (owner) *owner = *learner;
   const auto id = parse_id(request.match(1));
   auto job = id ? store_.job(*id) : std::nullopt;
   if (!job || job->learner_id != learner->id) {
@@ -108,10 +106,16 @@ std::optional<JobRecord> Api::owned_job(const Request& request, Response& respon
 }
 
 void Api::get_job(const Request& request, Response& response) {
-  auto job = owned_job(request, response);
+  Learner learner;
+  auto job = owned_job(request, response, &learner);
   if (!job) return;
   const std::int64_t position = job->state == JobState::kQueued ? store_.queue_position(job->id) : 0;
-  send_json(response, 200, job_json(*job, position, true));
+  send_json(response, 200, with_lateness(job_json(*job, position, true), *job, learner.class_id));
+}
+
+json Api::with_lateness(json shown, const JobRecord& job, std::int64_t class_id) {
+  shown["late"] = is_late(store_.classes().deadlines(class_id), job.stage, job.created_at);
+  return shown;
 }
 
 void Api::job_ticket(const Request& request, Response& response) {

@@ -1,11 +1,14 @@
-// Learner routes: signing up (anyone, a bounded number an hour from one address), and the signed-in
-// learner's own account, history and progress. None of them shows one learner anything of another.
+// Learner routes: signing up (open sign-up, a bounded number an hour from one address, when the
+// server takes it), joining a class by its invite code (a bounded number an hour per class), whoever
+// is signed in asking who they are, and the signed-in learner's own account, history and progress.
+// None of them shows one learner anything of another.
 #include <fmt/format.h>
 
 #include "http/client_address.h"
 #include "serve/api.h"
 #include "serve/api_internal.h"
 #include "serve/job_json.h"
+#include "serve/store_internal.h"
 
 namespace cudojo {
 
@@ -15,7 +18,39 @@ using api_internal::send_error;
 using api_internal::send_json;
 using nlohmann::json;
 
+namespace {
+
+json deadlines_json(const std::vector<Deadline>& deadlines) {
+  json found = json::object();
+  for (const Deadline& deadline : deadlines)
+    found[deadline.stage] = {{"due_at", deadline.due_at}, {"hide_leaderboard", deadline.hide_leaderboard}};
+  return found;
+}
+
+json issued_learner_json(const IssuedLearner& issued, const ClassInfo& class_info) {
+  json learner = learner_json(issued.learner);
+  learner["token"] = issued.token;
+  learner["class"] = {{"id", class_info.id}, {"name", class_info.name}};
+  return learner;
+}
+
+// The optional string field `key` of a sign-up's body: "" when absent; nullopt (after answering 400)
+// when it is there but not a string.
+std::optional<std::string> optional_text(const json& body, const char* key, http::Response& response) {
+  if (!body.contains(key) || body[key].is_null()) return std::string();
+  if (body[key].is_string()) return body[key].get<std::string>();
+  send_error(response, 400, fmt::format("\"{}\" is a string", key));
+  return std::nullopt;
+}
+
+}  // namespace
+
 void Api::create_learner(const Request& request, Response& response) {
+  if (!open_sign_up_) {
+    return send_error(response, 403,
+                      "this server takes new learners only with their class's invite code (POST /api/join) "
+                      "or a token from their instructor");
+  }
   json body = json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object() || !body.contains("name") || !body["name"].is_string()) {
     return send_error(response, 400, "send a JSON object {\"name\": \"...\"}");
@@ -47,24 +82,97 @@ void Api::create_learner(const Request& request, Response& response) {
   };
   if (!store_usable(request, response)) return give_back();
   try {
-    IssuedLearner issued = store_.create_learner(body["name"].get<std::string>());
-    send_json(response, 201,
-              {{"id", issued.learner.id}, {"name", issued.learner.name}, {"token", issued.token}});
+    NewLearner wanted;
+    wanted.name = body["name"].get<std::string>();
+    IssuedLearner issued = store_.add_learner(wanted);
+    send_json(response, 201, issued_learner_json(issued, store_.classes().default_class()));
   } catch (const StoreError& error) {
     give_back();
     answer_store_error(request, response, error);
   }
 }
 
+void Api::join_class(const Request& request, Response& response) {
+  json body = json::parse(request.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("invite") || !body["invite"].is_string() ||
+      !body.contains("name") || !body["name"].is_string()) {
+    return send_error(
+        response, 400,
+        "send {\"invite\": \"<your class's code>\", \"name\": \"...\"} (and, if your class asks "
+        "for it, \"student_id\")");
+  }
+  NewLearner wanted;
+  wanted.name = body["name"].get<std::string>();
+  const auto student_id = optional_text(body, "student_id", response);
+  if (!student_id) return;
+  const auto email = optional_text(body, "email", response);
+  if (!email) return;
+  wanted.student_id = *student_id;
+  wanted.email = *email;
+  if (!wanted.student_id.empty()) {
+    if (auto problem = student_id_problem(wanted.student_id)) return send_error(response, 400, *problem);
+  }
+  if (!wanted.email.empty()) {
+    if (auto problem = email_problem(wanted.email)) return send_error(response, 400, *problem);
+  }
+  if (!store_usable(request, response)) return;
+  const auto found =
+      store_.classes().find_class_by_invite(normalize_invite_code(body["invite"].get<std::string>()));
+  if (!found)
+    return send_error(response, 404, "no class has this invite code; check it with your instructor");
+  if (!found->joining_open) {
+    return send_error(response, 403,
+                      "this class is not taking new learners; ask your instructor for the token of your "
+                      "roster entry");
+  }
+  // Joins are counted per class, not per address: a class behind one school address joins as a crowd.
+  const double hour_ago = store_internal::now_seconds() - 3600;
+  if (store_.classes().learners_joined_since(found->id, hour_ago) >= limits_.max_joins_per_class_per_hour) {
+    response.set_header("Retry-After", "600");
+    return send_error(
+        response, 429,
+        fmt::format("{} learners joined this class in the last hour, its limit; try again later",
+                    limits_.max_joins_per_class_per_hour));
+  }
+  wanted.class_id = found->id;
+  try {
+    send_json(response, 201, issued_learner_json(store_.add_learner(wanted), *found));
+  } catch (const StoreError& error) {
+    answer_store_error(request, response, error);
+  }
+}
+
 void Api::get_me(const Request& request, Response& response) {
-  const auto learner = signed_in(request);
-  if (!learner) return send_error(response, 401, "this token belongs to no learner; sign in again");
-  send_json(response, 200, learner_json(*learner));
+  Caller who = caller(request);
+  if (who.staff) {
+    const StaffAccount& staff = *who.staff;
+    json classes = json::array();
+    for (const ClassInfo& class_info : store_.classes().list_classes()) {
+      const auto role = staff.roles.find(class_info.id);
+      if (!staff.admin && role == staff.roles.end()) continue;
+      classes.push_back({{"id", class_info.id},
+                         {"name", class_info.name},
+                         {"role", role == staff.roles.end() ? "admin" : to_string(role->second)}});
+    }
+    return send_json(response, 200,
+                     {{"kind", "staff"},
+                      {"id", staff.id},
+                      {"name", staff.name},
+                      {"admin", staff.admin},
+                      {"classes", classes}});
+  }
+  if (!who.learner) return send_error(response, 401, "this token belongs to no learner; sign in again");
+  json me = learner_json(*who.learner);
+  me["kind"] = "learner";
+  const auto class_info = store_.classes().find_class(who.learner->class_id);
+  me["class"] = {{"id", who.learner->class_id}, {"name", class_info ? class_info->name : ""}};
+  me["deadlines"] = deadlines_json(store_.classes().deadlines(who.learner->class_id));
+  send_json(response, 200, me);
 }
 
 void Api::put_me(const Request& request, Response& response) {
-  const auto learner = signed_in(request);
-  if (!learner) return send_error(response, 401, "this token belongs to no learner; sign in again");
+  const auto learner = learner_or_refuse(request, response);
+  if (!learner) return;
   json body = json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object() || !body.contains("leaderboard") ||
       !body["leaderboard"].is_boolean()) {
@@ -81,8 +189,8 @@ void Api::put_me(const Request& request, Response& response) {
 }
 
 void Api::history(const Request& request, Response& response) {
-  const auto learner = signed_in(request);
-  if (!learner) return send_error(response, 401, kSignInFirst);
+  const auto learner = learner_or_refuse(request, response);
+  if (!learner) return;
   std::optional<std::string> stage;
   if (const auto asked = request.param("stage")) {
     const Stage* found = find_stage(course_, *asked);
@@ -106,14 +214,19 @@ void Api::history(const Request& request, Response& response) {
   auto jobs = store_.history(learner->id, stage, limit + 1, before);
   const bool more = static_cast<int>(jobs.size()) > limit;
   if (more) jobs.pop_back();
+  const auto deadlines = store_.classes().deadlines(learner->class_id);
   json list = json::array();
-  for (const auto& job : jobs) list.push_back(job_summary_json(job));
+  for (const auto& job : jobs) {
+    json summary = job_summary_json(job);
+    summary["late"] = is_late(deadlines, job.stage, job.created_at);
+    list.push_back(std::move(summary));
+  }
   send_json(response, 200, {{"jobs", list}, {"next_before", more ? json(jobs.back().id) : json(nullptr)}});
 }
 
 void Api::progress(const Request& request, Response& response) {
-  const auto learner = signed_in(request);
-  if (!learner) return send_error(response, 401, kSignInFirst);
+  const auto learner = learner_or_refuse(request, response);
+  if (!learner) return;
   json stages = json::object();
   for (const auto& stage : store_.progress(learner->id)) {
     stages[stage.stage] = {{"status", stage.accepted ? "accepted" : "attempted"},
@@ -122,7 +235,9 @@ void Api::progress(const Request& request, Response& response) {
                            {"best_time_ms", optional_json(stage.best_time_ms)},
                            {"last_job", stage.last_job}};
   }
-  send_json(response, 200, {{"stages", stages}});
+  send_json(
+      response, 200,
+      {{"stages", stages}, {"deadlines", deadlines_json(store_.classes().deadlines(learner->class_id))}});
 }
 
 }  // namespace cudojo

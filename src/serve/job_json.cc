@@ -42,7 +42,9 @@ json job_summary_json(const JobSummary& job) {
 }
 
 json learner_json(const Learner& learner) {
-  return {{"id", learner.id}, {"name", learner.name}, {"leaderboard", learner.leaderboard}};
+  json shown = {{"id", learner.id}, {"name", learner.name}, {"leaderboard", learner.leaderboard}};
+  if (learner.student_id) shown["student_id"] = *learner.student_id;
+  return shown;
 }
 
 }  // namespace cudojo

@@ -57,10 +57,21 @@ PageFileList find_page_files(const fs::path& web_dir) {
       list.missing.push_back(fmt::format("{} (for {}) is missing", file.string(), url));
     }
   };
-  for (const char* own : {"index.html", "app.js", "style.css", "lesson.js", "lesson.css", "favicon.svg"})
+  for (const char* own : {"index.html", "style.css", "lesson.js", "lesson.css", "favicon.svg"})
     add(std::string("/") + own, web_dir / own);
   add("/favicon.ico", web_dir / "favicon.svg");  // one SVG under both names browsers ask for
   std::error_code error;
+  // The page's own modules (web/js/, loaded natively as ES modules): every plainly named .js file
+  // there, in sub-folders too. Only regular files: a link could point anywhere.
+  for (fs::recursive_directory_iterator it(web_dir / "js", fs::directory_options::none, error), end;
+       !error && it != end; it.increment(error)) {
+    const fs::path relative = it->path().lexically_relative(web_dir);
+    static const std::regex kModuleName(R"(js(/[a-z0-9][a-z0-9_-]*)+\.js)");
+    if (it->is_regular_file(error) && !it->is_symlink(error) &&
+        std::regex_match(relative.generic_string(), kModuleName))
+      add("/" + relative.generic_string(), it->path());
+  }
+  error.clear();
   for (const auto& entry : fs::directory_iterator(web_dir / "diagrams", error)) {
     if (entry.path().extension() == ".svg")
       add("/diagrams/" + entry.path().filename().string(), entry.path());

@@ -1,4 +1,5 @@
-// Which files the page uses, found from the page itself: its own files, the lesson diagrams, and
+// Which files the page uses, found from the page itself: its own files (and its modules under
+// web/js/), the lesson diagrams, and
 // every /vendor/ script and stylesheet web/index.html names, with whatever those stylesheets load
 // (KaTeX's fonts). Nothing else under web/node_modules is served: not the packages' demo pages,
 // read-me files or sources, which would otherwise run on the app's origin.

@@ -34,7 +34,8 @@ TEST(PageFiles, EveryVendorFileThePageNamesIsServedWithWhatItsStylesheetsLoad) {
     EXPECT_TRUE(served.count((*it)[1])) << (*it)[1];
   EXPECT_GT(named, 5);
   EXPECT_TRUE(served.count("/vendor/katex/fonts/KaTeX_Main-Regular.woff2"));
-  for (const char* own : {"/index.html", "/app.js", "/lesson.js", "/favicon.ico", "/diagrams/tree-fold.svg"})
+  for (const char* own :
+       {"/index.html", "/js/main.js", "/lesson.js", "/favicon.ico", "/diagrams/tree-fold.svg"})
     EXPECT_TRUE(served.count(own)) << own;
 }
 
@@ -64,6 +65,27 @@ TEST(PageFiles, APageThatNamesAFileOutsideItsMountGetsNothingForIt) {
   EXPECT_TRUE(std::any_of(list.missing.begin(), list.missing.end(), [](const std::string& line) {
     return line.find("missing.css") != std::string::npos;
   }));
+  fs::remove_all(folder);
+}
+
+TEST(PageFiles, ThePagesModulesAreServedButNotLinksOrOddNames) {
+  const fs::path folder = fs::temp_directory_path() / "cudojo_page_modules_test";
+  fs::remove_all(folder);
+  fs::create_directories(folder / "js" / "staff");
+  std::ofstream(folder / "index.html") << "<script type=\"module\" src=\"/js/main.js\"></script>";
+  std::ofstream(folder / "js" / "main.js") << "import './staff/grid.js';";
+  std::ofstream(folder / "js" / "staff" / "grid.js") << "export {};";
+  std::ofstream(folder / "js" / "notes.txt") << "not a module";
+  std::ofstream(folder / "js" / "Odd Name.js") << "export {};";
+  std::ofstream(folder / "secret.js") << "outside js/";
+  fs::create_symlink(folder / "secret.js", folder / "js" / "linked.js");
+  const auto served = urls(find_page_files(folder));
+  EXPECT_TRUE(served.count("/js/main.js"));
+  EXPECT_TRUE(served.count("/js/staff/grid.js"));
+  EXPECT_FALSE(served.count("/js/notes.txt"));
+  EXPECT_FALSE(served.count("/js/Odd Name.js"));
+  EXPECT_FALSE(served.count("/js/linked.js"));
+  EXPECT_FALSE(served.count("/secret.js"));
   fs::remove_all(folder);
 }
 

@@ -1,6 +1,6 @@
-// PostgresStore's queries over a learner's jobs and everyone's finished ones: history, progress and
-// leaderboards, reading only the numbers they need out of the stored reports (cudojo_report_number,
-// made by the first migration), with the answers SqliteStore gives.
+// PostgresStore's queries over a learner's jobs and their class's finished ones: history, progress and
+// leaderboards, over the gate's figures kept in each finished job's columns, with the answers
+// SqliteStore gives.
 #include <fmt/format.h>
 
 #include <limits>
@@ -16,15 +16,9 @@ using postgres_internal::Rows;
 
 namespace {
 
-// SQL for numbers in a job's stored report.
-#define CUDOJO_REPORT_NUMBER(path) "cudojo_report_number(report, '{" path "}')"
-// The ratio the gate judged by: the baseline's when the stage has one, else the reference's.
-constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER(
-    "metrics,baseline_ratio") ", " CUDOJO_REPORT_NUMBER("metrics,time_ratio") ")";
-constexpr const char* kTimeRatio = CUDOJO_REPORT_NUMBER("metrics,time_ratio");
-constexpr const char* kBaselineRatio = CUDOJO_REPORT_NUMBER("metrics,baseline_ratio");
-constexpr const char* kMedianMs = CUDOJO_REPORT_NUMBER("metrics,time_ms,median");
-#undef CUDOJO_REPORT_NUMBER
+// The ratio the gate judged by: the baseline's when the stage has one, else the reference's (both
+// read out of the report when the job finished).
+constexpr const char* kGateRatio = "COALESCE(baseline_ratio, time_ratio)";
 
 }  // namespace
 
@@ -33,10 +27,9 @@ std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id,
                                                std::optional<std::int64_t> before) {
   return with_session([&](Session& session) {
     Rows rows = session.run(
-        fmt::format("SELECT id, stage, language, state, verdict, {}, {}, created_at, finished_at"
-                    " FROM jobs WHERE learner_id = $1 AND ($2::text IS NULL OR stage = $2) AND id < $3"
-                    " ORDER BY id DESC LIMIT $4",
-                    kTimeRatio, kBaselineRatio),
+        "SELECT id, stage, language, state, verdict, time_ratio, baseline_ratio, created_at, finished_at"
+        " FROM jobs WHERE learner_id = $1 AND ($2::text IS NULL OR stage = $2) AND id < $3"
+        " ORDER BY id DESC LIMIT $4",
         Params()
             .add(learner_id)
             .add(stage)
@@ -65,7 +58,7 @@ std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
     // As SqliteStore::progress: finished jobs with their numbers read once; each stage's accepted
     // jobs ranked, the first being its best. Stage ids sort bytewise ("C"), as SQLite does.
     Rows rows = session.run(
-        fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, {} AS ms FROM jobs"
+        fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, time_ms AS ms FROM jobs"
                     "  WHERE learner_id = $1 AND state = 'done'),"
                     " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
                     "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
@@ -73,7 +66,7 @@ std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
                     " SELECT f.stage, COUNT(*), bool_or(f.verdict = 'accepted'), b.ratio, b.ms, MAX(f.id)"
                     " FROM finished AS f LEFT JOIN best AS b ON b.stage = f.stage AND b.place = 1"
                     " GROUP BY f.stage, b.ratio, b.ms ORDER BY f.stage COLLATE \"C\"",
-                    kGateRatio, kMedianMs),
+                    kGateRatio),
         Params().add(learner_id));
     std::vector<StageProgress> stages;
     for (int row = 0; row < rows.size(); ++row) {
@@ -90,19 +83,21 @@ std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
   });
 }
 
-std::vector<LeaderboardEntry> PostgresStore::leaderboard(const std::string& stage, int limit) {
+std::vector<LeaderboardEntry> PostgresStore::leaderboard(std::int64_t class_id, const std::string& stage,
+                                                         int limit) {
   return with_session([&](Session& session) {
     Rows rows = session.run(
         fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
-                    "  {} AS ratio, {} AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
-                    "  WHERE j.stage = $1 AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard),"
+                    "  {} AS ratio, j.time_ms AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
+                    "  WHERE j.stage = $1 AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard"
+                    "  AND l.class_id = $3 AND l.removed_at IS NULL),"
                     " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
                     "  AS place FROM accepted WHERE ratio IS NOT NULL)"
                     " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
                     " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
                     " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT $2",
-                    kGateRatio, kMedianMs),
-        Params().add(stage).add(std::int64_t{limit}));
+                    "COALESCE(j.baseline_ratio, j.time_ratio)"),
+        Params().add(stage).add(std::int64_t{limit}).add(class_id));
     std::vector<LeaderboardEntry> entries;
     for (int row = 0; row < rows.size(); ++row) {
       entries.push_back({rows.text(row, 0), rows.real(row, 1), rows.optional_real(row, 2), rows.text(row, 3),

@@ -85,6 +85,9 @@ class Rows {
   std::optional<double> optional_real(int row, int column) const {
     return is_null(row, column) ? std::nullopt : std::optional<double>(real(row, column));
   }
+  std::optional<std::int64_t> optional_integer(int row, int column) const {
+    return is_null(row, column) ? std::nullopt : std::optional<std::int64_t>(integer(row, column));
+  }
 
  private:
   PGresult* result_;
@@ -107,6 +110,12 @@ class Params {
     values_.emplace_back();
     null_.push_back(true);
     return *this;
+  }
+  Params& add(const std::optional<std::int64_t>& value) {
+    return value ? add(*value) : add(std::optional<std::string>());
+  }
+  Params& add(const std::optional<bool>& value) {
+    return value ? add(*value) : add(std::optional<std::string>());
   }
   std::vector<const char*> pointers() const {
     std::vector<const char*> pointers;
@@ -158,8 +167,12 @@ inline JobRecord read_job(const Rows& rows, int row) {
   return job;
 }
 
-inline Learner read_learner(const Rows& rows) {
-  return {rows.integer(0, 0), rows.text(0, 1), rows.boolean(0, 2)};
+// The columns read_learner reads, in its order.
+inline constexpr const char* kLearnerColumns = "id, name, leaderboard, class_id, student_id, email";
+
+inline Learner read_learner(const Rows& rows, int row = 0) {
+  return {rows.integer(row, 0), rows.text(row, 1),          rows.boolean(row, 2),
+          rows.integer(row, 3), rows.optional_text(row, 4), rows.optional_text(row, 5)};
 }
 
 // Thrown by Session when the connection broke on the call's first statement, so the whole call
@@ -222,9 +235,14 @@ class PostgresStore::Session {
   auto transaction(Work&& work) {
     run("BEGIN");
     try {
-      auto result = work();
-      run("COMMIT");
-      return result;
+      if constexpr (std::is_void_v<decltype(work())>) {
+        work();
+        run("COMMIT");
+      } else {
+        auto result = work();
+        run("COMMIT");
+        return result;
+      }
     } catch (...) {
       if (PQstatus(connection_) == CONNECTION_OK) PQclear(PQexec(connection_, "ROLLBACK"));
       throw;
@@ -235,6 +253,24 @@ class PostgresStore::Session {
   PGconn* connection_;
   int statements_ = 0;
 };
+
+namespace postgres_internal {
+
+// The audit entry of a change, written inside the change's own transaction.
+inline void insert_audit(PostgresStore::Session& session, const AuditNote& note) {
+  session.run(
+      "INSERT INTO audit (at, actor_kind, actor_id, actor_name, class_id, action, detail)"
+      " VALUES (" CUDOJO_NOW ", $1, $2, $3, $4, $5, $6)",
+      Params()
+          .add(note.actor.kind)
+          .add(note.actor.id)
+          .add(note.actor.name)
+          .add(note.class_id)
+          .add(note.action)
+          .add(note.detail));
+}
+
+}  // namespace postgres_internal
 
 template <typename Work>
 auto PostgresStore::with_session(Work&& work) {

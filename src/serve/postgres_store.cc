@@ -54,9 +54,58 @@ const std::vector<const char*> kMigrations = {
     // counted (NULL for older jobs). No index: submit counts it in the scan of pending jobs it makes
     // anyway.
     "ALTER TABLE jobs ADD COLUMN client_address TEXT;",
+    // 4: classes. Every learner so far joined by open sign-up: they land in the default class (made
+    // here, with a random invite code), keep token and history, and count as signed in. Names become
+    // unique within a class; staff, their roles, deadlines, drafts and the audit log; and each
+    // finished job's gate figures in columns, read from its report once.
+    "CREATE TABLE classes (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL, invite_code TEXT NOT NULL UNIQUE,"
+    " is_default BOOLEAN NOT NULL DEFAULT false, joining_open BOOLEAN NOT NULL DEFAULT true,"
+    " created_at DOUBLE PRECISION NOT NULL);"
+    "CREATE UNIQUE INDEX classes_one_default ON classes (is_default) WHERE is_default;"
+    "INSERT INTO classes (name, invite_code, is_default, created_at) VALUES ('" CUDOJO_DEFAULT_CLASS_NAME
+    "',"
+    " upper(substr(replace(gen_random_uuid()::text, '-', ''), 1, 10)), true,"
+    " EXTRACT(EPOCH FROM clock_timestamp())::float8);"
+    "ALTER TABLE learners ADD COLUMN class_id BIGINT REFERENCES classes(id),"
+    " ADD COLUMN student_id TEXT, ADD COLUMN email TEXT, ADD COLUMN signed_in_at DOUBLE PRECISION,"
+    " ADD COLUMN removed_at DOUBLE PRECISION;"
+    "UPDATE learners SET class_id = (SELECT id FROM classes WHERE is_default), signed_in_at = created_at;"
+    "ALTER TABLE learners ALTER COLUMN class_id SET NOT NULL, DROP CONSTRAINT learners_name_key,"
+    " ADD CONSTRAINT learners_name_in_class UNIQUE (class_id, name),"
+    " ADD CONSTRAINT learners_student_in_class UNIQUE (class_id, student_id);"
+    "CREATE INDEX learners_by_class ON learners (class_id, created_at);"
+    "CREATE TABLE staff (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL "
+    "UNIQUE,"
+    " admin BOOLEAN NOT NULL DEFAULT false, created_at DOUBLE PRECISION NOT NULL);"
+    "CREATE TABLE class_staff (class_id BIGINT NOT NULL REFERENCES classes(id),"
+    " staff_id BIGINT NOT NULL REFERENCES staff(id),"
+    " role TEXT NOT NULL CHECK (role IN ('instructor', 'ta')), PRIMARY KEY (class_id, staff_id));"
+    "CREATE TABLE deadlines (class_id BIGINT NOT NULL REFERENCES classes(id), stage TEXT NOT NULL,"
+    " due_at DOUBLE PRECISION NOT NULL, hide_leaderboard BOOLEAN NOT NULL DEFAULT false,"
+    " PRIMARY KEY (class_id, stage));"
+    "CREATE TABLE drafts (learner_id BIGINT NOT NULL REFERENCES learners(id), stage TEXT NOT NULL,"
+    " language TEXT NOT NULL, source TEXT NOT NULL, updated_at DOUBLE PRECISION NOT NULL,"
+    " PRIMARY KEY (learner_id, stage, language));"
+    "CREATE TABLE audit (id BIGSERIAL PRIMARY KEY, at DOUBLE PRECISION NOT NULL, actor_kind TEXT NOT NULL,"
+    " actor_id BIGINT NOT NULL, actor_name TEXT NOT NULL, class_id BIGINT, action TEXT NOT NULL,"
+    " detail TEXT NOT NULL);"
+    "CREATE INDEX audit_by_class ON audit (class_id, id);"
+    // The figures are read by a trigger whenever a report is written, by whatever statement.
+    "ALTER TABLE jobs ADD COLUMN time_ratio DOUBLE PRECISION, ADD COLUMN baseline_ratio DOUBLE PRECISION,"
+    " ADD COLUMN time_ms DOUBLE PRECISION;"
+    "CREATE FUNCTION cudojo_gate_figures() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " NEW.time_ratio := cudojo_report_number(NEW.report, '{metrics,time_ratio}');"
+    " NEW.baseline_ratio := cudojo_report_number(NEW.report, '{metrics,baseline_ratio}');"
+    " NEW.time_ms := cudojo_report_number(NEW.report, '{metrics,time_ms,median}');"
+    " RETURN NEW; END $$;"
+    "CREATE TRIGGER jobs_gate_figures BEFORE INSERT OR UPDATE OF report ON jobs"
+    " FOR EACH ROW EXECUTE FUNCTION cudojo_gate_figures();"
+    "UPDATE jobs SET report = report WHERE report IS NOT NULL;",
 };
 
 }  // namespace
+
+const std::vector<const char*>& postgres_migrations() { return kMigrations; }
 
 std::string redact_postgres_url(const std::string& url) {
   static const std::regex kPassword(R"(^(postgres(?:ql)?://[^:/@?]*):[^@/?]*@)");
@@ -206,23 +255,38 @@ std::optional<std::string> PostgresStore::problem() {
   return std::nullopt;
 }
 
-IssuedLearner PostgresStore::create_learner(const std::string& requested) {
-  const std::string name = store_internal::checked_learner_name(requested);
+IssuedLearner PostgresStore::add_learner(const NewLearner& wanted) {
+  const std::string name = store_internal::checked_learner_name(wanted.name);
   IssuedLearner issued;
   issued.token = store_internal::random_token();
   const std::string digest = token_digest(issued.token);
   return with_session([&](Session& session) {
     Rows inserted = session.transaction([&] {
-      // A taken name is the caller's conflict, found before anything is written; ON CONFLICT covers
-      // two nodes inserting the same new name at once.
-      if (!session.run("SELECT 1 FROM learners WHERE name = $1", Params().add(name)).empty())
-        throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken", name));
-      return session.run("INSERT INTO learners (name, token_sha256, created_at) VALUES ($1, $2, " CUDOJO_NOW
-                         ") ON CONFLICT (name) DO NOTHING RETURNING id, name, leaderboard",
-                         Params().add(name).add(digest));
+      const std::int64_t class_id =
+          wanted.class_id != 0 ? wanted.class_id
+                               : session.run("SELECT id FROM classes WHERE is_default").integer(0, 0);
+      // A taken name or student id is the caller's conflict, found before anything is written; ON
+      // CONFLICT covers two nodes inserting the same new learner at once.
+      Rows taken = session.run(
+          "SELECT name = $2 FROM learners WHERE class_id = $1 AND (name = $2 OR student_id = NULLIF($3, ''))",
+          Params().add(class_id).add(name).add(wanted.student_id));
+      if (!taken.empty()) {
+        throw StoreError(StoreErrorCode::kNameTaken,
+                         taken.boolean(0, 0) ? fmt::format("the name '{}' is taken in this class", name)
+                                             : fmt::format("the student id '{}' is on this class's roster "
+                                                           "already; ask your instructor for your token",
+                                                           wanted.student_id));
+      }
+      return session.run(
+          fmt::format(
+              "INSERT INTO learners (class_id, name, token_sha256, created_at, signed_in_at, student_id,"
+              " email) VALUES ($1, $2, $3, " CUDOJO_NOW ", " CUDOJO_NOW ", NULLIF($4, ''), NULLIF($5, ''))"
+              " ON CONFLICT DO NOTHING RETURNING {}",
+              postgres_internal::kLearnerColumns),
+          Params().add(class_id).add(name).add(digest).add(wanted.student_id).add(wanted.email));
     });
     if (inserted.empty())
-      throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken", name));
+      throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken in this class", name));
     issued.learner = read_learner(inserted);
     return issued;
   });
@@ -232,9 +296,16 @@ std::optional<Learner> PostgresStore::find_learner_by_token(const std::string& t
   if (token.empty() || token.size() > 200) return std::nullopt;
   const std::string digest = token_digest(token);
   return with_session([&](Session& session) -> std::optional<Learner> {
-    Rows found = session.run("SELECT id, name, leaderboard FROM learners WHERE token_sha256 = $1",
+    Rows found = session.run(fmt::format("SELECT {}, signed_in_at IS NULL FROM learners"
+                                         " WHERE token_sha256 = $1 AND removed_at IS NULL",
+                                         postgres_internal::kLearnerColumns),
                              Params().add(digest));
     if (found.empty()) return std::nullopt;
+    if (found.boolean(0, 6)) {
+      // The first use of a token handed out for a roster: the learner has it now.
+      session.run("UPDATE learners SET signed_in_at = " CUDOJO_NOW " WHERE id = $1 AND signed_in_at IS NULL",
+                  Params().add(found.integer(0, 0)));
+    }
     return read_learner(found);
   });
 }
@@ -242,7 +313,8 @@ std::optional<Learner> PostgresStore::find_learner_by_token(const std::string& t
 std::optional<Learner> PostgresStore::set_leaderboard(std::int64_t learner_id, bool leaderboard) {
   return with_session([&](Session& session) -> std::optional<Learner> {
     Rows updated = session.transaction([&] {
-      return session.run("UPDATE learners SET leaderboard = $1 WHERE id = $2 RETURNING id, name, leaderboard",
+      return session.run(fmt::format("UPDATE learners SET leaderboard = $1 WHERE id = $2 RETURNING {}",
+                                     postgres_internal::kLearnerColumns),
                          Params().add(leaderboard).add(learner_id));
     });
     if (updated.empty()) return std::nullopt;
@@ -252,7 +324,8 @@ std::optional<Learner> PostgresStore::set_leaderboard(std::int64_t learner_id, b
 
 std::optional<std::string> PostgresStore::learner_token_digest(std::int64_t learner_id) {
   return with_session([&](Session& session) -> std::optional<std::string> {
-    Rows found = session.run("SELECT token_sha256 FROM learners WHERE id = $1", Params().add(learner_id));
+    Rows found = session.run("SELECT token_sha256 FROM learners WHERE id = $1 AND removed_at IS NULL",
+                             Params().add(learner_id));
     if (found.empty()) return std::nullopt;
     return found.text(0, 0);
   });

@@ -29,7 +29,7 @@ struct pg_conn;
 
 namespace cudojo {
 
-class PostgresStore final : public Store {
+class PostgresStore final : public Store, public ClassStore {
  public:
   // `url`: libpq's postgresql://user[:password]@host[:port]/database[?options]. Throws StoreError
   // when the database cannot be reached (kUnavailable) or its schema is newer than this build's.
@@ -39,7 +39,7 @@ class PostgresStore final : public Store {
   std::string_view kind() const override { return "postgresql"; }
   std::string location() const override { return printable_url_; }
 
-  IssuedLearner create_learner(const std::string& name) override;
+  IssuedLearner add_learner(const NewLearner& learner) override;
   std::optional<Learner> find_learner_by_token(const std::string& token) override;
   std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) override;
   std::optional<std::string> learner_token_digest(std::int64_t learner_id) override;
@@ -63,12 +63,54 @@ class PostgresStore final : public Store {
   std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
                                   std::optional<std::int64_t> before) override;
   std::vector<StageProgress> progress(std::int64_t learner_id) override;
-  std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit) override;
+  std::vector<LeaderboardEntry> leaderboard(std::int64_t class_id, const std::string& stage,
+                                            int limit) override;
 
   void register_node(const NodeInfo& node) override;
   std::vector<NodeInfo> nodes(double seen_within_seconds) override;
 
   std::optional<std::string> problem() override;
+  ClassStore& classes() override { return *this; }
+
+  // ClassStore (postgres_classes.cc).
+  ClassInfo create_class(const std::string& name, const AuditNote& note) override;
+  std::optional<ClassInfo> find_class(std::int64_t class_id) override;
+  std::optional<ClassInfo> find_class_by_invite(const std::string& code) override;
+  ClassInfo default_class() override;
+  std::vector<ClassInfo> list_classes() override;
+  std::optional<ClassInfo> change_class(std::int64_t class_id, const ClassChange& change,
+                                        const AuditNote& note) override;
+  IssuedStaff create_staff(const std::string& name, bool admin, const AuditNote& note) override;
+  std::optional<StaffAccount> find_staff_by_token(const std::string& token) override;
+  std::optional<StaffAccount> find_staff(std::int64_t staff_id) override;
+  std::optional<StaffAccount> find_staff_by_name(const std::string& name) override;
+  std::vector<StaffAccount> list_staff() override;
+  std::optional<std::string> reset_staff_token(std::int64_t staff_id, const AuditNote& note) override;
+  void set_class_role(std::int64_t class_id, std::int64_t staff_id, ClassRole role,
+                      const AuditNote& note) override;
+  bool remove_class_role(std::int64_t class_id, std::int64_t staff_id, const AuditNote& note) override;
+  std::vector<ClassStaffMember> class_staff(std::int64_t class_id) override;
+  std::vector<RosterEntry> roster(std::int64_t class_id) override;
+  std::optional<RosterEntry> roster_entry(std::int64_t class_id, std::int64_t learner_id) override;
+  RosterImportCounts import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
+                                   const AuditNote& note) override;
+  std::optional<RosterEntry> change_learner(std::int64_t class_id, std::int64_t learner_id,
+                                            const LearnerChange& change, const AuditNote& note) override;
+  std::optional<std::string> reset_learner_token(std::int64_t class_id, std::int64_t learner_id,
+                                                 const AuditNote& note) override;
+  std::vector<IssuedToken> issue_tokens(std::int64_t class_id, bool only_never_signed_in,
+                                        const AuditNote& note) override;
+  std::int64_t learners_joined_since(std::int64_t class_id, double since) override;
+  std::vector<Deadline> deadlines(std::int64_t class_id) override;
+  void set_deadline(std::int64_t class_id, const Deadline& deadline, const AuditNote& note) override;
+  bool clear_deadline(std::int64_t class_id, const std::string& stage, const AuditNote& note) override;
+  std::vector<Draft> drafts(std::int64_t learner_id, const std::optional<std::string>& stage) override;
+  double save_draft(std::int64_t learner_id, const Draft& draft) override;
+  bool delete_draft(std::int64_t learner_id, const std::string& stage, const std::string& language) override;
+  std::vector<GridCell> class_grid(std::int64_t class_id) override;
+  void record(const AuditNote& note) override;
+  std::vector<AuditEntry> audit(std::optional<std::int64_t> class_id, std::optional<std::int64_t> before,
+                                int limit) override;
 
   // LISTEN on a connection of its own; enqueue and every return to the queue NOTIFY on commit.
   void watch_new_jobs(std::function<void()> on_new_jobs) override;
@@ -83,6 +125,11 @@ class PostgresStore final : public Store {
   auto with_session(Work&& work);
   pg_conn* connect();
   void migrate();
+  // One class, a list of them, or a staff account with its roles, on a session already lent.
+  std::vector<ClassInfo> classes_where(Session& session, const std::string& condition,
+                                       const std::optional<std::string>& value);
+  std::optional<StaffAccount> staff_where(Session& session, const std::string& condition,
+                                          const std::string& value);
 
   std::string url_;
   std::string printable_url_;
@@ -94,6 +141,9 @@ class PostgresStore final : public Store {
   std::thread watcher_;
   std::atomic<bool> stop_watching_{false};
 };
+
+// The schema's steps, in order: step N makes version N + 1 (tests build older databases from them).
+const std::vector<const char*>& postgres_migrations();
 
 // `url` with any password replaced by "***", for logs and /api/health.
 std::string redact_postgres_url(const std::string& url);

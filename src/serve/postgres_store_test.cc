@@ -15,7 +15,7 @@ namespace cudojo::store_test {
 
 TEST_F(PostgresStoreTest, TheSchemaIsVersionedAndANewerOneIsRefused) {
   reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "3");
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "4");
   reopen();  // opening again migrates nothing
   EXPECT_EQ(testing::sql_value(location_, "SELECT COUNT(*) FROM cudojo_schema"), "1");
   store_.reset();
@@ -35,43 +35,67 @@ TEST_F(PostgresStoreTest, AnUnreachableDatabaseIsUnavailableNotInternal) {
             StoreErrorCode::kUnavailable);
 }
 
+// Makes the test's database as a release at schema `version` left it: its migration steps, run as
+// that release ran them, then `rows` in that schema.
+void make_old_database(const std::string& location, int version, const std::string& rows) {
+  for (int step = 0; step < version; ++step)
+    ASSERT_EQ(testing::sql_value(location, postgres_migrations().at(step)), "") << "step " << step + 1;
+  ASSERT_EQ(testing::sql_value(location,
+                               "CREATE TABLE cudojo_schema (version INTEGER NOT NULL);"
+                               "INSERT INTO cudojo_schema VALUES (" +
+                                   std::to_string(version) + ");" + rows),
+            "");
+  // The rows name their ids, as an older release's would have been given: the sequences move past them.
+  EXPECT_FALSE(testing::sql_value(location,
+                                  "SELECT setval('learners_id_seq', (SELECT MAX(id) FROM learners)),"
+                                  " setval('jobs_id_seq', (SELECT MAX(id) FROM jobs))")
+                   .starts_with("error"));
+}
+
 // A database of schema version 1 (before submission keys) gains the column at open, its jobs kept.
 TEST_F(PostgresStoreTest, AVersionOneDatabaseIsMigrated) {
-  Store& store = reopen();
-  const auto ada = store.create_learner("ada").learner;
-  const auto old_job = store.enqueue(ada.id, "reduction/3", "kept");
-  store_.reset();
-  ASSERT_EQ(testing::sql_value(
-                location_,
-                "DROP INDEX jobs_by_client_key; ALTER TABLE jobs DROP COLUMN client_key;"
-                " ALTER TABLE jobs DROP COLUMN client_address; UPDATE cudojo_schema SET version = 1"),
-            "");
+  make_old_database(location_, 1,
+                    "INSERT INTO learners (id, name, token_sha256, created_at) VALUES (1, 'ada', 'd', 0);"
+                    "INSERT INTO jobs (id, learner_id, stage, source, state, created_at)"
+                    " VALUES (1, 1, 'reduction/3', 'kept', 'queued', 0);");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "3");
-  EXPECT_EQ(migrated.job(old_job)->source, "kept");
-  EXPECT_FALSE(migrated.submit({ada.id, "reduction/3", "new", "cuda", "key-1"}).replayed);
-  EXPECT_TRUE(migrated.submit({ada.id, "reduction/3", "new", "cuda", "key-1"}).replayed);
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "4");
+  EXPECT_EQ(migrated.job(1)->source, "kept");
+  EXPECT_FALSE(migrated.submit({1, "reduction/3", "new", "cuda", "key-1"}).replayed);
+  EXPECT_TRUE(migrated.submit({1, "reduction/3", "new", "cuda", "key-1"}).replayed);
 }
 
 // A database of schema version 2 (before client addresses) gains jobs.client_address at open; its
 // older jobs hold no address's share.
 TEST_F(PostgresStoreTest, AVersionTwoDatabaseGainsTheClientAddress) {
-  Store& store = reopen();
-  const auto ada = store.create_learner("ada").learner;
-  const auto old_job = store.enqueue(ada.id, "reduction/3", "kept");
-  store_.reset();
-  ASSERT_EQ(
-      testing::sql_value(location_,
-                         "ALTER TABLE jobs DROP COLUMN client_address; UPDATE cudojo_schema SET version = 2"),
-      "");
+  make_old_database(location_, 2,
+                    "INSERT INTO learners (id, name, token_sha256, created_at) VALUES (1, 'ada', 'd', 0);"
+                    "INSERT INTO jobs (id, learner_id, stage, source, state, created_at)"
+                    " VALUES (1, 1, 'reduction/3', 'kept', 'queued', 0);");
   const std::string has_column =
       "SELECT COUNT(*) FROM information_schema.columns WHERE table_name = 'jobs'"
       " AND column_name = 'client_address'";
   ASSERT_EQ(testing::sql_value(location_, has_column), "0");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "3");
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "4");
   EXPECT_EQ(testing::sql_value(location_, has_column), "1");
-  expect_address_cap_after_migration(migrated, ada.id, old_job);
+  expect_address_cap_after_migration(migrated, 1, 1);
+}
+
+// A database of schema version 3 (before classes): its learners land in the default class with their
+// tokens and history, and finished jobs' gate figures are read out of their reports.
+TEST_F(PostgresStoreTest, AVersionThreeDatabaseKeepsItsLearnersInTheDefaultClass) {
+  const std::string token = "a-token-issued-before-classes";
+  make_old_database(location_, 3,
+                    "INSERT INTO learners (id, name, token_sha256, created_at) VALUES (7, 'Ada L', '" +
+                        token_digest(token) +
+                        "', 0);"
+                        "INSERT INTO jobs (id, learner_id, stage, source, state, created_at, finished_at,"
+                        " verdict, report) VALUES (3, 7, 'reduction/3', 'x', 'done', 0, 1, 'accepted',"
+                        " '{\"verdict\": \"accepted\", \"metrics\": {\"time_ratio\": 0.75}}');");
+  Store& migrated = reopen();
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "4");
+  expect_classes_after_migration(migrated, token, 7, 3);
 }
 
 // After the server drops every connection (a restart does), the pooled connections look alive

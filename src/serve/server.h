@@ -28,6 +28,9 @@ struct ServeSettings {
   // Proxies whose X-Forwarded-For names the client (addresses or networks; http/client_address.h).
   // Their own connections are not counted per address.
   std::vector<std::string> trusted_proxies;
+  // Whether anyone may sign up without an invite code (into the default class). Off
+  // (--no-open-sign-up): learners join with their class's invite code or a token from its roster.
+  bool open_sign_up = true;
   ServeLimits limits;
   JudgeLimits judge_limits;
 };

@@ -184,7 +184,8 @@ bool SqliteStore::finish(const JobClaim& claim, const std::string& verdict, cons
   update.bind(1, verdict).bind(2, report_json).bind(3, now_seconds());
   update.bind(4, claim.id).bind(5, claim.holder).bind(6, std::int64_t{claim.attempt});
   update.step();
-  if (sqlite3_changes(db_) == 1) return true;
+  const bool recorded_now = sqlite3_changes(db_) == 1;
+  if (recorded_now) return true;
   // Recorded already under this very claim (the holder stays on a finished job): asking twice is
   // answered the same, as PostgresStore answers a retry after a lost reply.
   Statement recorded(db_,

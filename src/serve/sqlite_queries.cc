@@ -1,6 +1,5 @@
-// SqliteStore's queries over a learner's jobs and everyone's finished ones: history, progress and
-// leaderboards, reading only the numbers they need out of the stored reports (with SQLite's JSON
-// functions).
+// SqliteStore's queries over a learner's jobs and their class's finished ones: history, progress and
+// leaderboards, over the gate's figures kept in each finished job's columns.
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -14,26 +13,19 @@ namespace cudojo {
 using sqlite_internal::parse_state;
 using sqlite_internal::Statement;
 
-// SQL for numbers in a job's stored report (NULL when the report is absent, not JSON, or lacks them).
-#define CUDOJO_REPORT_NUMBER(path) "(CASE WHEN json_valid(report) THEN json_extract(report, '" path "') END)"
-// The ratio the gate judged by: the baseline's when the stage has one, else the reference's.
-constexpr const char* kGateRatio = "COALESCE(" CUDOJO_REPORT_NUMBER(
-    "$.metrics.baseline_ratio") ", " CUDOJO_REPORT_NUMBER("$.metrics.time_ratio") ")";
-constexpr const char* kTimeRatio = CUDOJO_REPORT_NUMBER("$.metrics.time_ratio");
-constexpr const char* kBaselineRatio = CUDOJO_REPORT_NUMBER("$.metrics.baseline_ratio");
-constexpr const char* kMedianMs = CUDOJO_REPORT_NUMBER("$.metrics.time_ms.median");
-#undef CUDOJO_REPORT_NUMBER
+// The ratio the gate judged by: the baseline's when the stage has one, else the reference's (both
+// read out of the report when the job finished).
+constexpr const char* kGateRatio = "COALESCE(baseline_ratio, time_ratio)";
 
 std::vector<JobSummary> SqliteStore::history(std::int64_t learner_id, const std::optional<std::string>& stage,
                                              int limit, std::optional<std::int64_t> before) {
   std::lock_guard lock(mutex_);
   // Absent filters bind values that match every row: one statement, one plan.
-  Statement query(db_,
-                  fmt::format("SELECT id, stage, language, state, verdict, {}, {}, created_at, finished_at"
-                              " FROM jobs WHERE learner_id = ? AND (? IS NULL OR stage = ?) AND id < ?"
-                              " ORDER BY id DESC LIMIT ?",
-                              kTimeRatio, kBaselineRatio)
-                      .c_str());
+  Statement query(
+      db_,
+      "SELECT id, stage, language, state, verdict, time_ratio, baseline_ratio, created_at, finished_at"
+      " FROM jobs WHERE learner_id = ? AND (? IS NULL OR stage = ?) AND id < ?"
+      " ORDER BY id DESC LIMIT ?");
   query.bind(1, learner_id);
   if (stage) query.bind(2, *stage).bind(3, *stage);
   query.bind(4, before.value_or(std::numeric_limits<std::int64_t>::max())).bind(5, std::int64_t{limit});
@@ -59,7 +51,7 @@ std::vector<StageProgress> SqliteStore::progress(std::int64_t learner_id) {
   // finished: the learner's done jobs with the numbers read once; best: each stage's accepted jobs,
   // lowest gate ratio first (untimed ones last), of which the first is the stage's best.
   Statement query(
-      db_, fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, {} AS ms FROM jobs"
+      db_, fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, time_ms AS ms FROM jobs"
                        "  WHERE learner_id = ? AND state = 'done'),"
                        " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
                        "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
@@ -67,7 +59,7 @@ std::vector<StageProgress> SqliteStore::progress(std::int64_t learner_id) {
                        " SELECT f.stage, COUNT(*), MAX(f.verdict = 'accepted'), b.ratio, b.ms, MAX(f.id)"
                        " FROM finished AS f LEFT JOIN best AS b ON b.stage = f.stage AND b.place = 1"
                        " GROUP BY f.stage ORDER BY f.stage",
-                       kGateRatio, kMedianMs)
+                       kGateRatio)
                .c_str());
   query.bind(1, learner_id);
   std::vector<StageProgress> stages;
@@ -84,22 +76,24 @@ std::vector<StageProgress> SqliteStore::progress(std::int64_t learner_id) {
   return stages;
 }
 
-std::vector<LeaderboardEntry> SqliteStore::leaderboard(const std::string& stage, int limit) {
+std::vector<LeaderboardEntry> SqliteStore::leaderboard(std::int64_t class_id, const std::string& stage,
+                                                       int limit) {
   std::lock_guard lock(mutex_);
-  // accepted: timed accepted jobs of opted-in learners; ranked: each learner's jobs, best first.
+  // accepted: timed accepted jobs of the class's opted-in learners; ranked: each learner's, best first.
   Statement query(
-      db_, fmt::format(
-               "WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
-               "  {} AS ratio, {} AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
-               "  WHERE j.stage = ? AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard = 1),"
-               " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
-               "  AS place FROM accepted WHERE ratio IS NOT NULL)"
-               " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
-               " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
-               " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT ?",
-               kGateRatio, kMedianMs)
-               .c_str());
-  query.bind(1, stage).bind(2, std::int64_t{limit});
+      db_,
+      fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
+                  "  {} AS ratio, j.time_ms AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
+                  "  WHERE j.stage = ? AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard = 1"
+                  "  AND l.class_id = ? AND l.removed_at IS NULL),"
+                  " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
+                  "  AS place FROM accepted WHERE ratio IS NOT NULL)"
+                  " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
+                  " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
+                  " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT ?",
+                  kGateRatio)
+          .c_str());
+  query.bind(1, stage).bind(2, class_id).bind(3, std::int64_t{limit});
   std::vector<LeaderboardEntry> entries;
   while (query.step()) {
     entries.push_back({query.text(0), query.real(1), query.optional_real(2), query.text(3), query.real(4)});

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "serve/store.h"
 
@@ -39,6 +40,17 @@ class Statement {
     sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  // NULL for nullopt.
+  Statement& bind(int index, const std::optional<std::string>& value) {
+    if (value) return bind(index, *value);
+    sqlite3_bind_null(statement_, index);
+    return *this;
+  }
+  Statement& bind(int index, const std::optional<std::int64_t>& value) {
+    if (value) return bind(index, *value);
+    sqlite3_bind_null(statement_, index);
+    return *this;
+  }
   // true while a row is available.
   bool step() {
     const int status = sqlite3_step(statement_);
@@ -59,11 +71,20 @@ class Statement {
   std::optional<double> optional_real(int column) const {
     return is_null(column) ? std::nullopt : std::optional<double>(real(column));
   }
+  std::optional<std::int64_t> optional_integer(int column) const {
+    return is_null(column) ? std::nullopt : std::optional<std::int64_t>(integer(column));
+  }
 
  private:
   sqlite3* db_;
   sqlite3_stmt* statement_ = nullptr;
 };
+
+// SQL for a number at `path` ("$.metrics.time_ratio") in the JSON text of `column`: NULL when the
+// text is absent, not JSON, or lacks the number.
+inline std::string report_number(const char* column, const char* path) {
+  return fmt::format("(CASE WHEN json_valid({0}) THEN json_extract({0}, '{1}') END)", column, path);
+}
 
 // The columns every job query selects, in this order.
 inline constexpr const char* kJobColumns =
@@ -104,6 +125,36 @@ inline JobRecord read_job(const Statement& row) {
 // connection is back in autocommit either way; nothing of the transaction was committed).
 inline void roll_back_after_failure(sqlite3* db) noexcept {
   if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+
+// Runs SQL that returns no rows; throws StoreError(kInternal) naming it when it fails.
+inline void execute(sqlite3* db, const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    std::string message = error ? error : "unknown error";
+    sqlite3_free(error);
+    throw StoreError(StoreErrorCode::kInternal, fmt::format("SQL failed: {} ({})", message, sql));
+  }
+}
+
+// Runs `work` inside BEGIN IMMEDIATE ... COMMIT (the write lock taken first, so what it reads cannot
+// change before it writes), rolled back when it throws. Returns what `work` returns.
+template <typename Work>
+auto in_transaction(sqlite3* db, Work&& work) {
+  execute(db, "BEGIN IMMEDIATE");
+  try {
+    if constexpr (std::is_void_v<decltype(work())>) {
+      work();
+      execute(db, "COMMIT");
+    } else {
+      auto result = work();
+      execute(db, "COMMIT");
+      return result;
+    }
+  } catch (...) {
+    roll_back_after_failure(db);
+    throw;
+  }
 }
 
 }  // namespace cudojo::sqlite_internal

@@ -15,7 +15,7 @@ struct sqlite3;
 
 namespace cudojo {
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public ClassStore {
  public:
   // busy_timeout_ms: how long a call waits for another connection's write lock (see ServeLimits).
   explicit SqliteStore(const std::filesystem::path& file,
@@ -25,7 +25,7 @@ class SqliteStore final : public Store {
   std::string_view kind() const override { return "sqlite"; }
   std::string location() const override { return file_.string(); }
 
-  IssuedLearner create_learner(const std::string& name) override;
+  IssuedLearner add_learner(const NewLearner& learner) override;
   std::optional<Learner> find_learner_by_token(const std::string& token) override;
   std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) override;
   std::optional<std::string> learner_token_digest(std::int64_t learner_id) override;
@@ -49,16 +49,63 @@ class SqliteStore final : public Store {
   std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
                                   std::optional<std::int64_t> before) override;
   std::vector<StageProgress> progress(std::int64_t learner_id) override;
-  std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit) override;
+  std::vector<LeaderboardEntry> leaderboard(std::int64_t class_id, const std::string& stage,
+                                            int limit) override;
 
   void register_node(const NodeInfo& node) override;
   std::vector<NodeInfo> nodes(double seen_within_seconds) override;
 
   std::optional<std::string> problem() override;
+  ClassStore& classes() override { return *this; }
+
+  // ClassStore (sqlite_classes.cc).
+  ClassInfo create_class(const std::string& name, const AuditNote& note) override;
+  std::optional<ClassInfo> find_class(std::int64_t class_id) override;
+  std::optional<ClassInfo> find_class_by_invite(const std::string& code) override;
+  ClassInfo default_class() override;
+  std::vector<ClassInfo> list_classes() override;
+  std::optional<ClassInfo> change_class(std::int64_t class_id, const ClassChange& change,
+                                        const AuditNote& note) override;
+  IssuedStaff create_staff(const std::string& name, bool admin, const AuditNote& note) override;
+  std::optional<StaffAccount> find_staff_by_token(const std::string& token) override;
+  std::optional<StaffAccount> find_staff(std::int64_t staff_id) override;
+  std::optional<StaffAccount> find_staff_by_name(const std::string& name) override;
+  std::vector<StaffAccount> list_staff() override;
+  std::optional<std::string> reset_staff_token(std::int64_t staff_id, const AuditNote& note) override;
+  void set_class_role(std::int64_t class_id, std::int64_t staff_id, ClassRole role,
+                      const AuditNote& note) override;
+  bool remove_class_role(std::int64_t class_id, std::int64_t staff_id, const AuditNote& note) override;
+  std::vector<ClassStaffMember> class_staff(std::int64_t class_id) override;
+  std::vector<RosterEntry> roster(std::int64_t class_id) override;
+  std::optional<RosterEntry> roster_entry(std::int64_t class_id, std::int64_t learner_id) override;
+  RosterImportCounts import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
+                                   const AuditNote& note) override;
+  std::optional<RosterEntry> change_learner(std::int64_t class_id, std::int64_t learner_id,
+                                            const LearnerChange& change, const AuditNote& note) override;
+  std::optional<std::string> reset_learner_token(std::int64_t class_id, std::int64_t learner_id,
+                                                 const AuditNote& note) override;
+  std::vector<IssuedToken> issue_tokens(std::int64_t class_id, bool only_never_signed_in,
+                                        const AuditNote& note) override;
+  std::int64_t learners_joined_since(std::int64_t class_id, double since) override;
+  std::vector<Deadline> deadlines(std::int64_t class_id) override;
+  void set_deadline(std::int64_t class_id, const Deadline& deadline, const AuditNote& note) override;
+  bool clear_deadline(std::int64_t class_id, const std::string& stage, const AuditNote& note) override;
+  std::vector<Draft> drafts(std::int64_t learner_id, const std::optional<std::string>& stage) override;
+  double save_draft(std::int64_t learner_id, const Draft& draft) override;
+  bool delete_draft(std::int64_t learner_id, const std::string& stage, const std::string& language) override;
+  std::vector<GridCell> class_grid(std::int64_t class_id) override;
+  void record(const AuditNote& note) override;
+  std::vector<AuditEntry> audit(std::optional<std::int64_t> class_id, std::optional<std::int64_t> before,
+                                int limit) override;
 
  private:
   void execute(const char* sql);
   void migrate();
+  void migrate_to_classes();
+  // Writes the audit entry inside the caller's transaction.
+  void insert_audit(const AuditNote& note);
+  // The staff account with the roles it holds (the mutex held).
+  std::optional<StaffAccount> staff_where(const char* condition, const std::string& value);
   // Requeues running jobs matching `where` (SQL over jobs), failing those started too often.
   int take_back_running(const char* where, const std::string& phase);
   sqlite3* db_ = nullptr;

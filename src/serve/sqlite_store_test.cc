@@ -17,37 +17,81 @@
 
 namespace cudojo::store_test {
 
+// The schema as an older release left it: version 1 (jobs.language), 4 (leases, nodes and
+// submission keys, before client addresses) or 5 (client addresses, before classes).
+std::string old_schema(int version) {
+  std::string sql =
+      "CREATE TABLE learners (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+      " token_sha256 TEXT NOT NULL UNIQUE, created_at REAL NOT NULL);"
+      "CREATE TABLE jobs (id INTEGER PRIMARY KEY, learner_id INTEGER NOT NULL REFERENCES"
+      " learners(id), stage TEXT NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL CHECK"
+      " (state IN ('queued', 'running', 'done')), phase TEXT NOT NULL DEFAULT 'queued',"
+      " attempts INTEGER NOT NULL DEFAULT 0, verdict TEXT, report TEXT, created_at REAL"
+      " NOT NULL, started_at REAL, finished_at REAL, language TEXT NOT NULL DEFAULT 'cuda');";
+  if (version >= 4) {
+    sql +=
+        "ALTER TABLE learners ADD COLUMN leaderboard INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE learners ADD COLUMN last_served_at REAL;"
+        "ALTER TABLE jobs ADD COLUMN holder TEXT; ALTER TABLE jobs ADD COLUMN lease_until REAL;"
+        "ALTER TABLE jobs ADD COLUMN client_key TEXT;"
+        "CREATE UNIQUE INDEX jobs_by_client_key ON jobs(learner_id, client_key) WHERE client_key IS NOT NULL;"
+        "CREATE TABLE nodes (name TEXT PRIMARY KEY, host TEXT NOT NULL, gpu TEXT NOT NULL,"
+        " workers INTEGER NOT NULL, http INTEGER NOT NULL, started_at REAL NOT NULL, last_seen REAL NOT "
+        "NULL);";
+  }
+  if (version >= 5) sql += "ALTER TABLE jobs ADD COLUMN client_address TEXT;";
+  return sql + "PRAGMA user_version = " + std::to_string(version) + ";";
+}
+
+void write_old_database(const fs::path& file, const std::string& sql) {
+  fs::create_directories(file.parent_path());
+  sqlite3* old = nullptr;
+  ASSERT_EQ(sqlite3_open(file.c_str(), &old), SQLITE_OK);
+  char* error = nullptr;
+  EXPECT_EQ(sqlite3_exec(old, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
+  sqlite3_free(error);
+  sqlite3_close(old);
+}
+
 // A database from before the leaderboard flag (schema version 1) gains it, every learner opted out,
 // and its jobs are kept.
 TEST_F(SqliteStoreTest, AVersionOneDatabaseIsMigrated) {
-  fs::create_directories(path_);
-  sqlite3* old = nullptr;
-  ASSERT_EQ(sqlite3_open(file().c_str(), &old), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(old,
-                   "CREATE TABLE learners (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
-                   " token_sha256 TEXT NOT NULL UNIQUE, created_at REAL NOT NULL);"
-                   "CREATE TABLE jobs (id INTEGER PRIMARY KEY, learner_id INTEGER NOT NULL REFERENCES"
-                   " learners(id), stage TEXT NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL CHECK"
-                   " (state IN ('queued', 'running', 'done')), phase TEXT NOT NULL DEFAULT 'queued',"
-                   " attempts INTEGER NOT NULL DEFAULT 0, verdict TEXT, report TEXT, created_at REAL"
-                   " NOT NULL, started_at REAL, finished_at REAL, language TEXT NOT NULL DEFAULT 'cuda');"
-                   "INSERT INTO learners VALUES (1, 'ada', 'digest', 0);"
-                   "INSERT INTO jobs (learner_id, stage, source, state, created_at, language)"
-                   " VALUES (1, 'reduction/3', 'x', 'queued', 0, 'python');"
-                   "PRAGMA user_version = 1;",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(old);
+  write_old_database(file(), old_schema(1) +
+                                 "INSERT INTO learners VALUES (1, 'ada', 'digest', 0);"
+                                 "INSERT INTO jobs (learner_id, stage, source, state, created_at, language)"
+                                 " VALUES (1, 'reduction/3', 'x', 'queued', 0, 'python');");
   Store& store = reopen();
   auto ada = store.set_leaderboard(1, false);
   ASSERT_TRUE(ada.has_value());
   EXPECT_EQ(ada->name, "ada");
   EXPECT_EQ(store.job(1)->language, "python");
   EXPECT_TRUE(store.set_leaderboard(1, true)->leaderboard);
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "5");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "6");
+  EXPECT_EQ(ada->class_id, store.classes().default_class().id);
   EXPECT_FALSE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
   EXPECT_TRUE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
+}
+
+// A database of schema version 5 (before classes): its learners land in the default class with their
+// tokens and history, and finished jobs' gate figures are read out of their reports.
+TEST_F(SqliteStoreTest, AVersionFiveDatabaseKeepsItsLearnersInTheDefaultClass) {
+  const std::string token = "a-token-issued-before-classes";
+  write_old_database(
+      file(), old_schema(5) +
+                  "INSERT INTO learners (id, name, token_sha256, created_at) VALUES (7, 'Ada L', '" +
+                  token_digest(token) +
+                  "', 0);"
+                  "INSERT INTO jobs (id, learner_id, stage, source, state, created_at, finished_at, verdict,"
+                  " report) VALUES (3, 7, 'reduction/3', 'x', 'done', 0, 1, 'accepted',"
+                  " '{\"verdict\": \"accepted\", \"metrics\": {\"time_ratio\": 0.75}}');");
+  Store& store = reopen();
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "6");
+  expect_classes_after_migration(store, token, 7, 3);
+  // The rebuild switched foreign keys off for its length only: a draft of no learner is refused.
+  EXPECT_EQ(error_code([&] {
+              store.classes().save_draft(999, {"reduction/3", "cuda", "x", 0});
+            }),
+            StoreErrorCode::kInternal);
 }
 
 TEST_F(SqliteStoreTest, AFileThatIsNotADatabaseIsAnInternalError) {
@@ -77,19 +121,30 @@ TEST_F(SqliteStoreTest, AWriteLockHeldElsewhereFailsAfterTheBusyTimeout) {
 // A database of schema version 4 (before client addresses) gains jobs.client_address at open; its
 // older jobs hold no address's share.
 TEST_F(SqliteStoreTest, AVersionFourDatabaseGainsTheClientAddress) {
-  Store& store = reopen();
-  const auto ada = store.create_learner("ada").learner;
-  const auto old_job = store.enqueue(ada.id, "reduction/3", "kept");
-  store_.reset();
-  ASSERT_EQ(testing::sql_value(location_, "ALTER TABLE jobs DROP COLUMN client_address"), "");
-  ASSERT_EQ(testing::sql_value(location_, "PRAGMA user_version = 4"), "");
+  write_old_database(
+      file(), old_schema(4) +
+                  "INSERT INTO learners (id, name, token_sha256, created_at) VALUES (1, 'ada', 'd', 0);"
+                  "INSERT INTO jobs (id, learner_id, stage, source, state, created_at)"
+                  " VALUES (1, 1, 'reduction/3', 'kept', 'queued', 0);");
   const std::string has_column =
       "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'client_address'";
   ASSERT_EQ(testing::sql_value(location_, has_column), "0");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "5");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "6");
   EXPECT_EQ(testing::sql_value(location_, has_column), "1");
-  expect_address_cap_after_migration(migrated, ada.id, old_job);
+  expect_address_cap_after_migration(migrated, 1, 1);
+}
+
+// A database newer than this build's is refused, never written to.
+TEST_F(SqliteStoreTest, ANewerSchemaIsRefused) {
+  write_old_database(file(), "CREATE TABLE learners (id INTEGER PRIMARY KEY); PRAGMA user_version = 99;");
+  try {
+    reopen();
+    ADD_FAILURE() << "a schema newer than this build's was used";
+  } catch (const StoreError& error) {
+    EXPECT_EQ(error.code(), StoreErrorCode::kInternal);
+    EXPECT_NE(std::string(error.what()).find("version 99"), std::string::npos) << error.what();
+  }
 }
 
 // The store's file on a filesystem of 256 KiB (a tmpfs mounted over the test's folder), so a test can

@@ -4,11 +4,12 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <cctype>
 #include <chrono>
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "common/json_text.h"
+#include "compile/utf8.h"
 #include "report/report.h"
 #include "serve/postgres_store.h"
 #include "serve/sqlite_store.h"
@@ -18,18 +19,72 @@ namespace cudojo {
 
 namespace store_internal {
 
-std::string checked_learner_name(const std::string& requested) {
-  // Words of letters, digits, '_', '.' and '-', one space between words; spaces around are trimmed.
-  static const std::regex kName(R"([A-Za-z0-9_.-]+( [A-Za-z0-9_.-]+)*)");
+namespace {
+
+// Whether code point `c` (beyond ASCII) may stand in a name: not a control, a space of another
+// width, an invisible or direction-changing character, a private-use or special one. A name is
+// shown beside others in a class's grid, so nothing in it may hide, reorder or imitate its text.
+bool is_visible_name_character(char32_t c) {
+  const auto in = [c](char32_t low, char32_t high) { return c >= low && c <= high; };
+  return !(in(0x80, 0xA0) || c == 0xAD || in(0x2000, 0x200F) || in(0x2028, 0x202F) || in(0x205F, 0x206F) ||
+           c == 0x3000 || in(0xFE00, 0xFE0F) || c == 0xFEFF || in(0xFFF0, 0xFFFF) || in(0xE000, 0xF8FF) ||
+           in(0xE0000, 0xE007F) || c >= 0xF0000);
+}
+
+char32_t decode_utf8(std::string_view text, std::size_t at, std::size_t length) {
+  const auto byte = [&](std::size_t i) {
+    return static_cast<char32_t>(static_cast<unsigned char>(text[at + i]));
+  };
+  if (length == 1) return byte(0);
+  char32_t c = byte(0) & (0xFF >> (length + 1));
+  for (std::size_t i = 1; i < length; ++i) c = (c << 6) | (byte(i) & 0x3F);
+  return c;
+}
+
+}  // namespace
+
+std::optional<std::string> checked_name(const std::string& requested) {
+  // Words of letters (of any script), digits, '_', '.', '\'' and '-', one space between words;
+  // spaces around are trimmed.
   const auto first = requested.find_first_not_of(' ');
   const std::string name =
       first == std::string::npos ? "" : requested.substr(first, requested.find_last_not_of(' ') - first + 1);
-  if (name.size() > 40 || !std::regex_match(name, kName)) {
-    throw StoreError(StoreErrorCode::kInvalidName,
-                     "a learner name is 1 to 40 characters: letters, digits, '_', '.', '-', and single "
-                     "spaces between words");
+  std::size_t characters = 0;
+  bool ok = !name.empty();
+  for (std::size_t at = 0; ok && at < name.size(); ++characters) {
+    const std::size_t length = utf8_sequence_length(name, at);
+    if (length == 0) {
+      ok = false;
+    } else if (length == 1) {
+      const char c = name[at];
+      ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-' || c == '\'' ||
+           (c == ' ' && name[at + 1] != ' ');
+    } else {
+      ok = is_visible_name_character(decode_utf8(name, at, length));
+    }
+    at += length == 0 ? 1 : length;
   }
-  return name;
+  if (ok && characters <= 40) return name;
+  return std::nullopt;
+}
+
+std::string checked_learner_name(const std::string& requested) {
+  if (auto name = checked_name(requested)) return *name;
+  throw StoreError(StoreErrorCode::kInvalidName,
+                   "a name is 1 to 40 characters: letters, digits, '_', '.', '-', an apostrophe, and single "
+                   "spaces between words");
+}
+
+std::string random_invite_code() {
+  // Crockford's base 32 (no I, L, O or U, which read as other characters): 10 characters, 50 bits,
+  // far beyond guessing at the rate the server answers.
+  static constexpr char kAlphabet[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+  unsigned char bytes[10];
+  if (RAND_bytes(bytes, sizeof bytes) != 1)
+    throw StoreError(StoreErrorCode::kInternal, "no randomness for an invite code");
+  std::string code;
+  for (unsigned char byte : bytes) code += kAlphabet[byte % 32];
+  return code;
 }
 
 std::string random_token() {
@@ -64,6 +119,14 @@ std::string_view to_string(JobState state) {
       return "done";
   }
   return "queued";
+}
+
+std::string_view to_string(ClassRole role) { return role == ClassRole::kInstructor ? "instructor" : "ta"; }
+
+std::optional<ClassRole> parse_class_role(std::string_view word) {
+  if (word == "instructor") return ClassRole::kInstructor;
+  if (word == "ta") return ClassRole::kAssistant;
+  return std::nullopt;
 }
 
 std::string token_digest(const std::string& token) {

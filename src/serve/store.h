@@ -2,9 +2,10 @@
 // location (open_store): SQLite, one file owned by one server (serve/sqlite_store.h), and
 // PostgreSQL, one database shared by any number of servers and GPU hosts (serve/postgres_store.h).
 // Both hold learners (a name, the SHA-256 of the token the server issued, tokens themselves never
-// being stored, and whether they opted in to leaderboards), jobs (source, state, progress,
-// report) and the nodes that serve or judge them. History, progress and leaderboards are queries
-// over jobs that read only the numbers they need out of the stored reports.
+// being stored, their class, and whether they opted in to leaderboards), jobs (source, state,
+// progress, report, and the gate's figures read out of the report when it is recorded), the nodes
+// that serve or judge them, and the classes of serve/store_classes.h. History, progress, grids and
+// leaderboards are queries over those figures, never over whole reports.
 //
 // Job states: queued -> running -> done. A job is written before the POST that created it
 // returns. Claiming a job makes the caller its holder for a lease, which the holder renews while
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "serve/store_classes.h"
 
 namespace cudojo {
 
@@ -78,7 +80,20 @@ class StoreError : public std::runtime_error {
 struct Learner {
   std::int64_t id = 0;
   std::string name;
-  bool leaderboard = false;  // opted in to the stages' leaderboards (off until the learner says so)
+  bool leaderboard = false;  // opted in to their class's leaderboards (off until the learner says so)
+  std::int64_t class_id = 0;
+  std::optional<std::string> student_id;
+  std::optional<std::string> email;
+};
+
+// A learner to create: in `class_id` (0: the default class, where open sign-up puts learners), with
+// a name unique in that class and, optionally, a student id also unique there (serve/classroom.h
+// checks the id and the address first).
+struct NewLearner {
+  std::string name;
+  std::int64_t class_id = 0;
+  std::string student_id;  // empty: none
+  std::string email;       // empty: none
 };
 
 struct IssuedLearner {
@@ -203,9 +218,18 @@ class Store {
   // Where the data is, fit to print: a file path, or a URL without its password.
   virtual std::string location() const = 0;
 
-  // Throws StoreError with kInvalidName when the name is malformed, kNameTaken when it is taken.
-  // Leading and trailing spaces are trimmed; the learner returned carries the stored name.
-  virtual IssuedLearner create_learner(const std::string& name) = 0;
+  // Throws StoreError with kInvalidName when the name is malformed, kNameTaken when the class has a
+  // learner of that name or student id. Leading and trailing spaces are trimmed; the learner returned
+  // carries the stored name. The token is the learner's from now: they count as signed in.
+  virtual IssuedLearner add_learner(const NewLearner& learner) = 0;
+  // add_learner in the default class, by name alone (open sign-up).
+  IssuedLearner create_learner(const std::string& name) {
+    NewLearner learner;
+    learner.name = name;
+    return add_learner(learner);
+  }
+  // The learner whose token this is, unless they were removed from their class. Its first use is
+  // recorded (RosterEntry::signed_in_at).
   virtual std::optional<Learner> find_learner_by_token(const std::string& token) = 0;
   // Opts a learner in to or out of the leaderboards; the learner as stored after, nullopt if unknown.
   virtual std::optional<Learner> set_leaderboard(std::int64_t learner_id, bool leaderboard) = 0;
@@ -264,15 +288,21 @@ class Store {
                                           int limit, std::optional<std::int64_t> before = std::nullopt) = 0;
   // The learner's standing on every stage they have a finished job on, ordered by stage id.
   virtual std::vector<StageProgress> progress(std::int64_t learner_id) = 0;
-  // The best accepted job of each opted-in learner on `stage`, by the ratio the gate used (the
-  // report's metrics.baseline_ratio when present, else metrics.time_ratio), ascending; at most
-  // `limit`. Jobs without either ratio are not ranked.
-  virtual std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit) = 0;
+  // The best accepted job of each opted-in learner of the class on `stage`, by the ratio the gate
+  // used (the report's metrics.baseline_ratio when present, else metrics.time_ratio), ascending; at
+  // most `limit`. Jobs without either ratio are not ranked; removed learners are left out.
+  virtual std::vector<LeaderboardEntry> leaderboard(std::int64_t class_id, const std::string& stage,
+                                                    int limit) = 0;
 
   // Registers a node, or refreshes it (its heartbeat): last_seen becomes now.
   virtual void register_node(const NodeInfo& node) = 0;
   // Nodes seen within the last `seen_within_seconds`, by name.
   virtual std::vector<NodeInfo> nodes(double seen_within_seconds) = 0;
+
+  // Classes, staff, rosters, deadlines, drafts and the audit log (serve/store_classes.h), in the same
+  // database. Its writes are not watched by WatchedStore: they are rare beside the jobs' and the
+  // heartbeat's, which keep /api/health's answer current.
+  virtual ClassStore& classes() = 0;
 
   // Whether the database can be used now: nullopt when healthy, else the reason (a file deleted or
   // replaced under the server, a connection that does not answer).

@@ -3,13 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace cudojo::store_internal {
 
-// The name as stored (spaces around trimmed); throws StoreError(kInvalidName) when it breaks the
-// rule: 1 to 40 characters of letters, digits, '_', '.', '-', and single spaces between words.
+// The name as stored (spaces around trimmed), or nullopt when it breaks the rule: 1 to 40
+// characters (not bytes) of letters of any script, digits, '_', '.', '-', an apostrophe, and single
+// spaces between words; nothing invisible or direction-changing. Learners and staff alike.
+std::optional<std::string> checked_name(const std::string& requested);
+// checked_name, or StoreError(kInvalidName) saying the rule.
 std::string checked_learner_name(const std::string& requested);
+
+// A fresh class invite code: 10 characters of Crockford's base 32, upper case.
+std::string random_invite_code();
 
 // 256 random bits as lowercase hex; throws StoreError(kInternal) without randomness.
 std::string random_token();

@@ -23,27 +23,6 @@ TEST_P(StoreTest, HistoryIsPerLearnerNewestFirst) {
   EXPECT_EQ(store.pending_count(bob.id), 1);
 }
 
-namespace {
-
-// Finishes a new job of `learner` with `verdict` and a report whose metrics hold the given ratios
-// and median time (absent when negative); returns its id.
-std::int64_t finished_job(Store& store, std::int64_t learner, const std::string& stage,
-                          const std::string& verdict, double time_ratio, double baseline_ratio = -1,
-                          double median_ms = -1, const std::string& language = "cuda") {
-  const auto id = store.enqueue(learner, stage, "source", {}, language);
-  auto claimed = store.claim_next(kNode, kLease);
-  EXPECT_TRUE(claimed && claimed->id == id);
-  nlohmann::json metrics = nlohmann::json::object();
-  if (time_ratio >= 0) metrics["time_ratio"] = time_ratio;
-  if (baseline_ratio >= 0) metrics["baseline_ratio"] = baseline_ratio;
-  if (median_ms >= 0) metrics["time_ms"] = {{"median", median_ms}, {"min", median_ms}};
-  EXPECT_TRUE(store.finish(claimed->claim(), verdict,
-                           nlohmann::json{{"verdict", verdict}, {"metrics", metrics}}.dump()));
-  return id;
-}
-
-}  // namespace
-
 TEST_P(StoreTest, HistoryPagesWithACursorAndReadsRatiosFromTheReport) {
   Store& store = reopen();
   auto ada = store.create_learner("ada").learner;
@@ -111,7 +90,8 @@ TEST_P(StoreTest, TheLeaderboardRanksEachOptedInLearnersBestAcceptedJob) {
   // cyd: accepted only on another stage; dan: not opted in.
   finished_job(store, cyd.id, "reduction/2", "accepted", 0.1);
   finished_job(store, dan.id, "reduction/3", "accepted", 0.2);
-  auto board = store.leaderboard("reduction/3", 50);
+  const std::int64_t everyone = store.classes().default_class().id;
+  auto board = store.leaderboard(everyone, "reduction/3", 50);
   ASSERT_EQ(board.size(), 2u);
   EXPECT_EQ(board[0].name, "bob b");
   EXPECT_EQ(board[0].time_ratio, 0.6);
@@ -120,10 +100,10 @@ TEST_P(StoreTest, TheLeaderboardRanksEachOptedInLearnersBestAcceptedJob) {
   EXPECT_EQ(board[1].time_ms, 0.25);
   EXPECT_EQ(board[1].language, "python");
   EXPECT_GT(board[1].at, 0);
-  EXPECT_EQ(store.leaderboard("reduction/3", 1).size(), 1u);
+  EXPECT_EQ(store.leaderboard(everyone, "reduction/3", 1).size(), 1u);
   store.set_leaderboard(bob.id, false);
-  ASSERT_EQ(store.leaderboard("reduction/3", 50).size(), 1u);
-  EXPECT_EQ(store.leaderboard("reduction/3", 50)[0].name, "ada");
+  ASSERT_EQ(store.leaderboard(everyone, "reduction/3", 50).size(), 1u);
+  EXPECT_EQ(store.leaderboard(everyone, "reduction/3", 50)[0].name, "ada");
 }
 
 }  // namespace cudojo::store_test

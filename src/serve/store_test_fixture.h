@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -61,6 +62,23 @@ inline constexpr const char* kNode = "node-a#1";
 inline constexpr double kLease = 30;
 // A lease that has run out by the time anyone looks: the job it covers is back for the taking.
 inline constexpr double kLapsedLease = 0;
+
+// Finishes a new job of `learner` with `verdict` and a report whose metrics hold the given ratios
+// and median time (absent when negative); returns its id.
+inline std::int64_t finished_job(Store& store, std::int64_t learner, const std::string& stage,
+                                 const std::string& verdict, double time_ratio, double baseline_ratio = -1,
+                                 double median_ms = -1, const std::string& language = "cuda") {
+  const auto id = store.enqueue(learner, stage, "source", {}, language);
+  auto claimed = store.claim_next(kNode, kLease);
+  EXPECT_TRUE(claimed && claimed->id == id);
+  nlohmann::json metrics = nlohmann::json::object();
+  if (time_ratio >= 0) metrics["time_ratio"] = time_ratio;
+  if (baseline_ratio >= 0) metrics["baseline_ratio"] = baseline_ratio;
+  if (median_ms >= 0) metrics["time_ms"] = {{"median", median_ms}, {"min", median_ms}};
+  EXPECT_TRUE(store.finish(claimed->claim(), verdict,
+                           nlohmann::json{{"verdict", verdict}, {"metrics", metrics}}.dump()));
+  return id;
+}
 
 // One store per test, on a database of its own: a SQLite file in a fresh folder, or a fresh
 // PostgreSQL database on the test cluster (ctest starts one; tests/postgres/cluster.sh).
@@ -124,6 +142,34 @@ class StoreFixture : public ::testing::Test {
                 migrated.submit({learner, "reduction/3", "new", "cuda", "", "192.0.2.1"}, one_each);
               }),
               StoreErrorCode::kAddressBusy);
+  }
+  // After the migration that brought classes: the learner stored before it (`token` being theirs)
+  // is in the default class, signs in with the same token and keeps their finished job, whose gate
+  // figures were read out of its report; names are now unique within a class, not the server.
+  static void expect_classes_after_migration(Store& migrated, const std::string& token, std::int64_t learner,
+                                             std::int64_t finished_job) {
+    const auto found = migrated.find_learner_by_token(token);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_EQ(found->id, learner);
+    const ClassInfo everyone = migrated.classes().default_class();
+    EXPECT_EQ(everyone.name, kDefaultClassName);
+    EXPECT_EQ(everyone.invite_code.size(), 10u);
+    EXPECT_EQ(found->class_id, everyone.id);
+    EXPECT_EQ(migrated.job(finished_job)->verdict, "accepted");
+    const auto progress = migrated.progress(learner);
+    ASSERT_EQ(progress.size(), 1u);
+    EXPECT_EQ(progress[0].best_time_ratio, 0.75);
+    const auto roster = migrated.classes().roster(everyone.id);
+    ASSERT_EQ(roster.size(), 1u);
+    EXPECT_TRUE(roster[0].signed_in_at.has_value());  // they hold their token: nothing to hand out
+    EXPECT_EQ(error_code([&] { migrated.create_learner(found->name); }), StoreErrorCode::kNameTaken);
+    const Actor console{"console", 0, "test"};
+    const ClassInfo other =
+        migrated.classes().create_class("Another class", {console, std::nullopt, "class.create", ""});
+    NewLearner same_name;
+    same_name.name = found->name;
+    same_name.class_id = other.id;
+    EXPECT_EQ(migrated.add_learner(same_name).learner.class_id, other.id);
   }
   fs::path path_;
   std::string database_;

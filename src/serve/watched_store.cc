@@ -49,8 +49,8 @@ std::optional<WatchedStore::WriteFailure> WatchedStore::write_failure() const {
   return failure_;
 }
 
-IssuedLearner WatchedStore::create_learner(const std::string& name) {
-  return watched([&] { return store_.create_learner(name); }, [](const IssuedLearner&) { return true; });
+IssuedLearner WatchedStore::add_learner(const NewLearner& learner) {
+  return watched([&] { return store_.add_learner(learner); }, [](const IssuedLearner&) { return true; });
 }
 
 std::optional<Learner> WatchedStore::set_leaderboard(std::int64_t learner_id, bool leaderboard) {

@@ -28,7 +28,7 @@ class WatchedStore final : public Store {
 
   std::string_view kind() const override { return store_.kind(); }
   std::string location() const override { return store_.location(); }
-  IssuedLearner create_learner(const std::string& name) override;
+  IssuedLearner add_learner(const NewLearner& learner) override;
   std::optional<Learner> find_learner_by_token(const std::string& token) override {
     return store_.find_learner_by_token(token);
   }
@@ -59,14 +59,16 @@ class WatchedStore final : public Store {
   std::vector<StageProgress> progress(std::int64_t learner_id) override {
     return store_.progress(learner_id);
   }
-  std::vector<LeaderboardEntry> leaderboard(const std::string& stage, int limit) override {
-    return store_.leaderboard(stage, limit);
+  std::vector<LeaderboardEntry> leaderboard(std::int64_t class_id, const std::string& stage,
+                                            int limit) override {
+    return store_.leaderboard(class_id, stage, limit);
   }
   void register_node(const NodeInfo& node) override;
   std::vector<NodeInfo> nodes(double seen_within_seconds) override {
     return store_.nodes(seen_within_seconds);
   }
   std::optional<std::string> problem() override { return store_.problem(); }
+  ClassStore& classes() override { return store_.classes(); }
   void watch_new_jobs(std::function<void()> on_new_jobs) override {
     store_.watch_new_jobs(std::move(on_new_jobs));
   }

@@ -62,7 +62,7 @@ TEST_F(Api, ThePageIsServed) {
   auto page = client().Get("/index.html");
   ASSERT_EQ(page->status, 200);
   EXPECT_NE(page->body.find("cudojo"), std::string::npos);
-  EXPECT_EQ(client().Get("/app.js")->status, 200);
+  EXPECT_EQ(client().Get("/js/main.js")->status, 200);
 }
 
 // Only what the page uses is served: its own files, its diagrams, and the /vendor/ files its

@@ -203,8 +203,13 @@ TEST_F(Api, MeNamesTheTokensLearnerAndTakesTheLeaderboardChoice) {
   const httplib::Headers auth = {{"Authorization", "Bearer " + issued["token"].get<std::string>()}};
   auto me = client().Get("/api/me", auth);
   ASSERT_EQ(me->status, 200);
-  EXPECT_EQ(json::parse(me->body),
-            json({{"id", issued["id"]}, {"name", "Ada Lovelace"}, {"leaderboard", false}}));
+  EXPECT_EQ(json::parse(me->body), json({{"id", issued["id"]},
+                                         {"name", "Ada Lovelace"},
+                                         {"leaderboard", false},
+                                         {"kind", "learner"},
+                                         {"class", issued["class"]},
+                                         {"deadlines", json::object()}}));
+  EXPECT_EQ(issued["class"]["name"], "Open sign-up");
   auto stale = client().Get("/api/me", {{"Authorization", "Bearer 0123"}});
   EXPECT_EQ(stale->status, 401);
   EXPECT_TRUE(json::parse(stale->body)["error"].is_string());
@@ -249,7 +254,7 @@ TEST_F(Api, HistoryPagesNewestFirstWithSummariesOnly) {
   std::set<std::string> keys;
   for (const auto& [key, value] : page["jobs"][0].items()) keys.insert(key);
   EXPECT_EQ(keys, (std::set<std::string>{"id", "stage", "language", "state", "verdict", "time_ratio",
-                                         "baseline_ratio", "created_at", "finished_at"}));
+                                         "baseline_ratio", "created_at", "finished_at", "late"}));
   EXPECT_EQ(page["jobs"][0]["time_ratio"], 24.0);
   EXPECT_EQ(page["jobs"][0]["baseline_ratio"], 0.5);
   EXPECT_EQ(page["jobs"][0]["state"], "done");
@@ -289,7 +294,8 @@ TEST_F(Api, ProgressIsAttemptedAfterACompileErrorAndAcceptedAfterAnAcceptedJob) 
   start();
   const std::string token = sign_in("ada");
   const httplib::Headers auth = {{"Authorization", "Bearer " + token}};
-  EXPECT_EQ(json::parse(client().Get("/api/progress", auth)->body), json({{"stages", json::object()}}));
+  EXPECT_EQ(json::parse(client().Get("/api/progress", auth)->body),
+            json({{"stages", json::object()}, {"deadlines", json::object()}}));
   auto response = submit(token, {{"stage", "reduction/block-tree"}, {"source", compile_error_source()}});
   ASSERT_EQ(response->status, 202) << response->body;
   const auto id = json::parse(response->body)["id"].get<std::int64_t>();

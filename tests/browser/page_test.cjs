@@ -66,6 +66,31 @@ const editorMode = (page) => page.evaluate(() => ({
 const stored = (page, key) => page.evaluate((name) => localStorage.getItem(name), key);
 const draftKey = (stage, language) => `cudojo.draft.${stage}.${language}`;
 
+// The page is ES modules (web/js/) and keeps no globals but window.cudojoEditor, so a check that
+// looks inside it imports the module it needs in the page: a module is one instance per URL, the
+// very one the page runs. What the modules share is in web/js/state.js; `inState(check, arg)` is
+// an expression for page.evaluate that calls check(state, arg) there. `check` travels as source
+// text, so it may use only its parameters; `arg` travels as JSON.
+const inState = (check, arg = null) =>
+  `(async () => (${check})((await import("/js/state.js")).state, ${JSON.stringify(arg)}))()`;
+const readState = (page, check, arg) => page.evaluate(inState(check, arg));
+
+// page.waitForFunction for the page's state: asked every 50 ms; while the page reloads the answer
+// is "not yet".
+async function waitForState(page, check, arg = null, timeout = 30000) {
+  const deadline = Date.now() + timeout;
+  while (!(await readState(page, check, arg).catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${check} (${JSON.stringify(arg)})`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+// The page's own drawing of a report (web/js/report.js) and of its metrics (web/js/metrics.js),
+// for reports the test makes up.
+const showReport = (page, report) => page.evaluate(async (r) => (await import("/js/report.js")).showReport(r), report);
+const showMetrics = (page, report) => page.evaluate(async (r) => (await import("/js/metrics.js")).showMetrics(r), report);
+const stageOpen = (state, id) => Boolean(state.stage && state.stage.id === id);
+
 async function expectLanguage(page, stage, language, mode, loaded) {
   await page.waitForSelector(`#workbench[data-language='${language}']`);
   expect(await page.inputValue("#language") === language, `the switch shows ${language}`);
@@ -94,18 +119,18 @@ async function typeLineAfter(page, after, text) {
 // warnings are listed.
 async function checkDiagnosticsOfOtherFiles(page) {
   await page.selectOption("#language", "cuda");
-  await page.evaluate(() => showReport({
+  await showReport(page, {
     verdict: "compile_error", stage: "reduction/3", language: "cuda", file: "submission.cu", message: "",
     compile: { ok: false, diagnostics: [
       { file: "cub/block/block_reduce.cuh", line: 518, column: 3, severity: "error", message: "inside CUB", context: "x\n  ^" },
-      { file: "submission.cu", line: 2, column: 0, severity: "note", message: "the error in <cub/block/block_reduce.cuh> comes from this line", context: "" }] } }));
+      { file: "submission.cu", line: 2, column: 0, severity: "note", message: "the error in <cub/block/block_reduce.cuh> comes from this line", context: "" }] } });
   expect(await page.locator("#tab-result li.error a.line").count() === 0, "a header's line is not a link into the learner's file");
   expect((await page.textContent("#tab-result li.error")).includes("cub/block/block_reduce.cuh:518"), "the header and its line are named");
   expect(await page.locator("#tab-result li.note a.line[data-line='2']").count() === 1, "the note links to the learner's line");
-  await page.evaluate(() => showReport({
+  await showReport(page, {
     verdict: "accepted", stage: "reduction/3", language: "cuda", file: "submission.cu", message: "",
     compile: { ok: true, diagnostics: [
-      { file: "submission.cu", line: 3, column: 7, severity: "warning", message: "variable \"unused\" was declared but never referenced", context: "" }] } }));
+      { file: "submission.cu", line: 3, column: 7, severity: "warning", message: "variable \"unused\" was declared but never referenced", context: "" }] } });
   expect((await page.textContent("#tab-result h3")).includes("Compiler warnings"), "an accepted kernel's warnings have a heading");
   expect(await page.locator("#tab-result li.warning a.line[data-line='3']").count() === 1, "... and are listed as warnings");
 }
@@ -353,26 +378,26 @@ async function checkTracks(browser, url, screenshot) {
   await page.keyboard.press("Tab");
   expect(await page.evaluate(() => document.activeElement.dataset.stage) === "atomics/1", "Tab goes on to atomics/1");
   await page.keyboard.press("Enter");
-  await page.waitForFunction(() => location.hash === "#atomics/1" && state.stage && state.stage.id === "atomics/1");
+  await waitForState(page, (state) => location.hash === "#atomics/1" && Boolean(state.stage && state.stage.id === "atomics/1"));
 
   // The previous stage crosses the boundary: atomics/1's Metrics name the learner's last reduction/9.
   const report = { metrics: { n: 1000, time_ms: { median: 0.01, min: 0.01, max: 0.011, samples: 50 } },
                    gpu: { name: "Made-up GPU", arch: "sm_90", peak_read_gbps: 4000 } };
   historyAsked.length = 0;
-  await page.evaluate((r) => showMetrics(r), report);
+  await showMetrics(page, report);
   const metrics = await page.textContent("#tab-metrics");
   expect(historyAsked.includes("reduction/9"), `atomics/1 asks for reduction/9's history (asked ${historyAsked})`);
   expect(metrics.includes("your last reduction/9") && metrics.includes("too_slow"),
          `atomics/1's Metrics show the last reduction/9 run (got ${JSON.stringify(metrics)})`);
   // ... and within a track as before; the course's first stage has none.
   await page.click("nav button[data-stage='atomics/2']");
-  await page.waitForFunction(() => state.stage && state.stage.id === "atomics/2");
+  await waitForState(page, stageOpen, "atomics/2");
   historyAsked.length = 0;
-  await page.evaluate((r) => showMetrics(r), report);
+  await showMetrics(page, report);
   expect(historyAsked.includes("atomics/1"), `atomics/2 asks for atomics/1's history (asked ${historyAsked})`);
   await page.click("nav button[data-stage='reduction/1']");
-  await page.waitForFunction(() => state.stage && state.stage.id === "reduction/1");
-  await page.evaluate((r) => showMetrics(r), report);
+  await waitForState(page, stageOpen, "reduction/1");
+  await showMetrics(page, report);
   expect(!(await page.textContent("#tab-metrics")).includes("your last"), "reduction/1 has no previous stage");
 
   // A phone: the same groups, every heading and stage inside the screen, no sideways scrolling.
@@ -461,8 +486,8 @@ const gutterWidth = (page) => page.evaluate(() => {
 
 async function openStage(page, id) {
   await page.click(`nav button[data-stage='${id}']`);
-  await page.waitForFunction((want) => state.stage && state.stage.id === want
-    && document.querySelector("#workbench").dataset.language, id);
+  await waitForState(page, (state, want) => Boolean(state.stage && state.stage.id === want
+    && document.querySelector("#workbench").dataset.language), id);
 }
 
 // A server that judges nothing (its jobs stay queued). A ticket refused: the page polls GET
@@ -511,8 +536,8 @@ async function checkStreamFallback(browser) {
     expect(stream.status() === 200 && new URL(stream.url()).pathname === `/api/jobs/${second.id}/events`,
            `the page opens the job's stream (${stream.status()} ${stream.url()})`);
     expect(new URL(stream.url()).searchParams.get("ticket"), "... with ?ticket=");
-    await page.waitForFunction(() => state.events && state.events.readyState === EventSource.OPEN);
-    await page.evaluate(() => state.events.addEventListener("replaced", () => { window.streamReplaced = true; }));
+    await waitForState(page, (state) => Boolean(state.events && state.events.readyState === EventSource.OPEN));
+    await readState(page, (state) => state.events.addEventListener("replaced", () => { window.streamReplaced = true; }));
     for (let n = 0; n < 4; n++) {
       const response = await fetch(new URL(`/api/jobs/${second.id}/events`, url),
                                    { headers: { Authorization: `Bearer ${token}` }, signal: others.signal });
@@ -522,7 +547,7 @@ async function checkStreamFallback(browser) {
     await page.waitForFunction(() => window.streamReplaced === true, null, { timeout: 5000 });
     for (let n = 0; n < 2; n++) await page.waitForRequest((r) => isPoll(r, second.id), { timeout: 5000 });
     expect(requests.filter((r) => isEvents(r, second.id)).length === 1, "replaced, the page polls and opens no other stream");
-    expect(await page.evaluate(() => state.events === null || state.events.readyState === EventSource.CLOSED),
+    expect(await readState(page, (state) => state.events === null || state.events.readyState === EventSource.CLOSED),
            "... and its replaced stream is closed");
     expect(pageErrors.length === 0, `no script errors in the stream checks (got ${pageErrors.length})`);
   } finally {
@@ -683,7 +708,7 @@ async function checkIssue14(browser, url, screenshot) {
   await page.click("#confirm-ok");
   await page.waitForFunction((text) => window.cudojoEditor.getValue() === text, draft);
   // Reset to starter asks too.
-  const starter = await page.evaluate(() => currentLanguage().starter);
+  const starter = await page.evaluate(async () => (await import("/js/languages.js")).currentLanguage().starter);
   await page.click("#reset");
   await page.click("#confirm-cancel");
   await page.waitForSelector("#confirm-dialog:not([open])", { state: "attached" });
@@ -694,16 +719,16 @@ async function checkIssue14(browser, url, screenshot) {
   expect(await editorValue(page) === starter, "Reset, confirmed, gives the starter");
 
   // 6. Drawn reports: test rows show their tolerance; a note says why nothing was timed; 5. Next stage.
-  await page.evaluate(() => showReport({ verdict: "wrong_answer", stage: "reduction/1", language: "cuda", message: "",
+  await showReport(page, { verdict: "wrong_answer", stage: "reduction/1", language: "cuda", message: "",
     tests: [{ name: "n=1000", ok: false, expected: 1, got: 2, detail: "|got - sum| / |sum| <= 1e-05" }],
-    metrics: { note: "not timed: the kernel gave a wrong answer" } }));
+    metrics: { note: "not timed: the kernel gave a wrong answer" } });
   expect((await page.textContent("#tab-result td.detail")).includes("<= 1e-05"), "a test row shows the bound it used");
   expect((await page.textContent("#tab-result .verdict")) === "Wrong answer (wrong_answer)", "wrong_answer in words");
   expect((await page.textContent("#tab-metrics")).includes("the kernel gave a wrong answer"), "the Metrics tab shows metrics.note");
   expect(await page.locator("#tab-result a.next-stage").count() === 0, "no Next stage link without acceptance");
-  await page.evaluate(() => showReport({ verdict: "too_slow", stage: "reduction/1", language: "cuda", message: "", metrics: {} }));
+  await showReport(page, { verdict: "too_slow", stage: "reduction/1", language: "cuda", message: "", metrics: {} });
   expect((await page.textContent("#tab-result .verdict")) === "Too slow (too_slow)", "too_slow in words");
-  await page.evaluate(() => showReport({ verdict: "accepted", stage: "reduction/1", language: "cuda", message: "", metrics: {} }));
+  await showReport(page, { verdict: "accepted", stage: "reduction/1", language: "cuda", message: "", metrics: {} });
   const next = page.locator("#tab-result a.next-stage");
   expect(await next.getAttribute("href") === "#reduction/2", "an accepted verdict links to the next stage");
 
@@ -717,17 +742,17 @@ async function checkIssue14(browser, url, screenshot) {
 
   // 7. The leaderboard tab and the opt-in (PUT /api/me).
   await next.click();
-  await page.waitForFunction(() => state.stage && state.stage.id === "reduction/2");
+  await waitForState(page, stageOpen, "reduction/2");
   await page.click(".tabs button[data-tab='leaderboard']");
   await page.waitForSelector("#tab-leaderboard tr[data-rank='1']");
   expect((await page.textContent("#tab-leaderboard tr[data-rank='1']")).includes("Jane Doe"), "the leaderboard lists names with spaces");
   const optin = page.getByLabel("Show my name on the leaderboards");
   expect(!(await optin.isChecked()) && await optin.isEnabled(), "the opt-in starts off and is enabled when signed in");
   await optin.check();
-  await page.waitForFunction(() => state.me && state.me.leaderboard === true);
+  await waitForState(page, (state) => Boolean(state.me && state.me.leaderboard === true));
   expect(puts.length === 1 && puts[0].leaderboard === true, `the opt-in sends PUT /api/me {"leaderboard": true} (got ${JSON.stringify(puts)})`);
   await page.reload();
-  await page.waitForFunction(() => state.me && state.me.leaderboard === true);
+  await waitForState(page, (state) => Boolean(state.me && state.me.leaderboard === true));
   await page.click(".tabs button[data-tab='leaderboard']");
   expect(await page.getByLabel("Show my name on the leaderboards").isChecked(), "the opt-in is remembered (GET /api/me)");
   await page.screenshot({ path: screenshot.replace(/(\.png)?$/, "-wide.png") });
@@ -739,9 +764,14 @@ async function checkIssue14(browser, url, screenshot) {
   // Signed in; then the header as it is right after sign-up (the token shown) and when signed out.
   const headers = {
     "signed in": () => {},
-    "token shown": () => { $("#token-reveal").hidden = false; $("#token-value").value = "t".repeat(43); },
-    "signed out": () => { $("#token-reveal").hidden = true; $("#signed-in").hidden = true; $("#signed-out").hidden = false;
-                          accountMessage("Your saved sign-in is no longer known to this server, so you are signed out."); },
+    "token shown": () => {
+      document.getElementById("token-reveal").hidden = false;
+      document.getElementById("token-value").value = "t".repeat(43);
+    },
+    "signed out": async () => {
+      for (const [id, hidden] of [["token-reveal", true], ["signed-in", true], ["signed-out", false]]) document.getElementById(id).hidden = hidden;
+      (await import("/js/account.js")).accountMessage("Your saved sign-in is no longer known to this server, so you are signed out.");
+    },
   };
   for (const [label, setup] of Object.entries(headers)) {
     await page.evaluate(setup);
@@ -750,7 +780,11 @@ async function checkIssue14(browser, url, screenshot) {
            `at 420 px (${label}) nothing is wider than the screen (scrollWidth ${scrollWidth}; ${bad.slice(0, 5).join("; ")})`);
   }
   await checkAxe(page, "420x900 signed-out header");
-  await page.evaluate(() => { accountMessage(""); showLearner(); });
+  await page.evaluate(async () => {
+    const account = await import("/js/account.js");
+    account.accountMessage("");
+    account.showLearner();
+  });
   for (const selector of [".CodeMirror", "#run"]) {
     const box = await page.locator(selector).boundingBox();
     expect(box && box.x >= 0 && box.x + box.width <= 420 && await page.isVisible(selector), `at 420 px ${selector} is on the screen`);

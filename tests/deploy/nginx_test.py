@@ -20,47 +20,11 @@ import json
 import os
 import pathlib
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import time
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
-NGINX = "/usr/sbin/nginx"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for_port(port, seconds=10):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"nothing listens on {port}")
-
-
-def call(port, method, path, body=None, token=None, raw=None, headers=None, source=None):
-    """One request on a fresh connection; `source`: the client's own address (127.0.0.x)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30,
-                                            source_address=(source, 0) if source else None)
-    all_headers = {"Content-Type": "application/json", **(headers or {})}
-    if token:
-        all_headers["Authorization"] = f"Bearer {token}"
-    data = raw if raw is not None else (None if body is None else json.dumps(body))
-    connection.request(method, path, body=data, headers=all_headers)
-    response = connection.getresponse()
-    try:
-        return response, response.read()
-    finally:
-        connection.close()
+from proxy import NGINX, ROOT, call, check, start_nginx, start_server, stop
 
 
 def sign_up(port, name, source, headers=None):
@@ -82,12 +46,6 @@ def read_event_stream(stream, started, seconds=60):
     return text
 
 
-def check(condition, what):
-    if not condition:
-        raise AssertionError(what)
-    print(f"ok: {what}")
-
-
 def main():
     if not os.path.exists(NGINX):
         print("SKIP: nginx is not installed (scripts/setup.sh installs it)")
@@ -98,27 +56,9 @@ def main():
     try:
         # As docs/deploy/cudojo.service runs it (--trusted-proxy: nginx's X-Forwarded-For is believed),
         # with room for two sign-ups an hour per address, so that limit is seen per client below.
-        server = subprocess.Popen([binary, "serve", "--port", "0", "--workers", "1", "--data-dir", str(folder / "data"),
-                                   "--trusted-proxy", "127.0.0.1",
-                                   "--limit", "max_new_learners_per_address_per_hour=2"],
-                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        server_port = int(server.stdout.readline().split("http://127.0.0.1:")[1].split("/")[0])
-        proxy_port = free_port()
-        locations = (ROOT / "docs" / "deploy" / "cudojo-locations.conf").read_text()
-        (folder / "cudojo-locations.conf").write_text(locations.replace("127.0.0.1:8080", f"127.0.0.1:{server_port}"))
-        temp = {name: folder / name for name in ("body", "proxy", "fastcgi", "uwsgi", "scgi")}
-        (folder / "nginx.conf").write_text(
-            ("user root;\n" if os.geteuid() == 0 else "") +
-            f"worker_processes 1;\ndaemon off;\npid {folder}/nginx.pid;\nerror_log {folder}/error.log;\n"
-            "events { worker_connections 256; }\nhttp {\n  access_log off;\n"
-            f"  include {ROOT / 'docs' / 'deploy' / 'cudojo-http.conf'};\n"
-            f"  client_body_temp_path {temp['body']};\n  proxy_temp_path {temp['proxy']};\n"
-            f"  fastcgi_temp_path {temp['fastcgi']};\n  uwsgi_temp_path {temp['uwsgi']};\n"
-            f"  scgi_temp_path {temp['scgi']};\n"
-            f"  server {{\n    listen 127.0.0.1:{proxy_port};\n    include {folder}/cudojo-locations.conf;\n  }}\n}}\n")
-        nginx = subprocess.Popen([NGINX, "-p", str(folder), "-c", str(folder / "nginx.conf")],
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        wait_for_port(proxy_port)
+        server, server_port = start_server(binary, folder / "data", "--workers", "1", "--trusted-proxy", "127.0.0.1",
+                                           "--limit", "max_new_learners_per_address_per_hour=2")
+        nginx, proxy_port = start_nginx(folder / "nginx", server_port)
 
         response, body = call(proxy_port, "GET", "/api/health")
         check(response.status == 200 and json.loads(body)["ok"], "health through nginx")
@@ -213,13 +153,7 @@ def main():
         print("cudojo behind nginx: every check held")
         return 0
     finally:
-        for process in (nginx, server):
-            if process and process.poll() is None:
-                process.terminate()
-                try:
-                    process.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    process.kill()
+        stop(nginx, server)
         shutil.rmtree(folder, ignore_errors=True)
 
 

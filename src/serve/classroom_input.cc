@@ -1,0 +1,298 @@
+// What people type when they run a class, read once for the API and the command line alike: invite
+// codes, student ids, addresses, class names, times and rosters (serve/classroom.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <ctime>
+#include <set>
+
+#include "compile/utf8.h"
+#include "serve/classroom.h"
+#include "serve/store_internal.h"
+
+namespace cudojo {
+
+namespace {
+
+std::string trimmed(std::string_view text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string_view::npos) return "";
+  return std::string(text.substr(first, text.find_last_not_of(" \t") - first + 1));
+}
+
+std::string lower(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool has_control_character(std::string_view text) {
+  return std::any_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7F;
+  });
+}
+
+std::size_t utf8_characters(std::string_view text) {
+  std::size_t count = 0;
+  for (std::size_t at = 0; at < text.size(); ++count) {
+    const std::size_t length = utf8_sequence_length(text, at);
+    at += length == 0 ? 1 : length;
+  }
+  return count;
+}
+
+bool is_valid_utf8(std::string_view text) { return valid_utf8(text) == text; }
+
+}  // namespace
+
+// ---- What people type
+
+std::string normalize_invite_code(std::string_view typed) {
+  std::string code;
+  for (char c : typed.substr(0, 64)) {
+    if (c == ' ' || c == '-' || c == '\t') continue;
+    code += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  }
+  return code;
+}
+
+std::optional<std::string> student_id_problem(const std::string& student_id) {
+  const bool plain = !student_id.empty() && student_id.size() <= 64 &&
+                     std::all_of(student_id.begin(), student_id.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+                     });
+  if (plain) return std::nullopt;
+  return "a student id is 1 to 64 letters, digits, '.', '_' or '-'";
+}
+
+std::optional<std::string> email_problem(const std::string& email) {
+  const auto at = email.find('@');
+  const bool ok = email.size() <= 254 && at != std::string::npos && at > 0 && at + 1 < email.size() &&
+                  email.find('@', at + 1) == std::string::npos && email.find(' ') == std::string::npos &&
+                  !has_control_character(email) && is_valid_utf8(email);
+  if (ok) return std::nullopt;
+  return "an e-mail address has one '@' with text on both sides, no spaces, and at most 254 characters";
+}
+
+std::optional<std::string> class_name_problem(const std::string& name) {
+  const bool ok = !name.empty() && name == trimmed(name) && is_valid_utf8(name) &&
+                  !has_control_character(name) && utf8_characters(name) <= 80;
+  if (ok) return std::nullopt;
+  return "a class's name is 1 to 80 characters, without control characters or spaces around it";
+}
+
+std::optional<double> parse_time(std::string_view text, bool local_without_zone) {
+  // YYYY-MM-DD, 'T' or a space, HH:MM, optionally :SS and a fraction, then Z or +HH:MM / -HH:MM.
+  std::string rest(text.substr(0, 64));
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, consumed = 0;
+  char separator = 0;
+  if (std::sscanf(rest.c_str(), "%4d-%2d-%2d%c%2d:%2d%n", &year, &month, &day, &separator, &hour, &minute,
+                  &consumed) != 6 ||
+      (separator != 'T' && separator != 't' && separator != ' ')) {
+    return std::nullopt;
+  }
+  double seconds = 0;
+  std::size_t at = static_cast<std::size_t>(consumed);
+  if (at < rest.size() && rest[at] == ':') {
+    std::size_t end = at + 1;
+    while (end < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.'))
+      ++end;
+    try {
+      seconds = std::stod(rest.substr(at + 1, end - at - 1));
+    } catch (...) {
+      return std::nullopt;
+    }
+    at = end;
+  }
+  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || seconds < 0 ||
+      seconds >= 61)
+    return std::nullopt;
+  std::tm fields{};
+  fields.tm_year = year - 1900;
+  fields.tm_mon = month - 1;
+  fields.tm_mday = day;
+  fields.tm_hour = hour;
+  fields.tm_min = minute;
+  const std::string zone = rest.substr(at);
+  if (zone.empty()) {
+    if (!local_without_zone) return std::nullopt;
+    fields.tm_isdst = -1;
+    const std::time_t local = std::mktime(&fields);
+    if (local == -1) return std::nullopt;
+    return static_cast<double>(local) + seconds;
+  }
+  int offset_minutes = 0;
+  if (zone != "Z" && zone != "z") {
+    int offset_hours = 0, offset_rest = 0;
+    char sign = 0;
+    if ((std::sscanf(zone.c_str(), "%c%2d:%2d", &sign, &offset_hours, &offset_rest) != 3 &&
+         std::sscanf(zone.c_str(), "%c%2d%2d", &sign, &offset_hours, &offset_rest) != 3) ||
+        (sign != '+' && sign != '-') || offset_hours > 14 || offset_rest > 59 || zone.size() > 6) {
+      return std::nullopt;
+    }
+    offset_minutes = (sign == '-' ? -1 : 1) * (offset_hours * 60 + offset_rest);
+  }
+  const std::time_t utc = timegm(&fields);
+  // timegm normalizes 31 February into March: a date that moved was not a date.
+  if (fields.tm_mday != day || fields.tm_mon != month - 1) return std::nullopt;
+  return static_cast<double>(utc) + seconds - offset_minutes * 60.0;
+}
+
+std::string iso_time(double seconds) {
+  const auto whole = static_cast<std::time_t>(seconds);
+  std::tm fields{};
+  gmtime_r(&whole, &fields);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &fields);
+  return text;
+}
+
+// ---- Rosters
+
+namespace {
+
+// The records of a CSV text, each with the line it starts on; a quote left open is reported.
+std::vector<std::pair<int, std::vector<std::string>>> csv_records(std::string_view text,
+                                                                  std::size_t max_records,
+                                                                  std::vector<RosterProblem>& problems) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  std::vector<std::pair<int, std::vector<std::string>>> records;
+  std::vector<std::string> fields(1);
+  int line = 1, record_line = 1;
+  bool quoted = false, any = false;
+  auto finish_record = [&] {
+    const bool blank = fields.size() == 1 && trimmed(fields[0]).empty();
+    if (!blank) records.push_back({record_line, std::move(fields)});
+    fields.assign(1, "");
+    any = false;
+  };
+  for (std::size_t i = 0; i < text.size() && records.size() <= max_records; ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        if (c == '\n') ++line;
+        if (fields.back().size() < 1024) fields.back() += c;
+      }
+      continue;
+    }
+    if (!any) record_line = line;
+    any = true;
+    if (c == '"' && trimmed(fields.back()).empty()) {
+      fields.back().clear();
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c == '\n' || c == '\r') {
+      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      finish_record();
+      ++line;
+    } else if (fields.back().size() < 1024) {
+      fields.back() += c;
+    }
+  }
+  // A record whose quote never closed swallowed the rest of the text: it is reported, not read.
+  if (quoted) {
+    problems.push_back({record_line, "a quoted field is never closed"});
+  } else if (any) {
+    finish_record();
+  }
+  return records;
+}
+
+// The column a header word names: 0 student id, 1 name, 2 email, -1 none of them.
+int header_column(const std::string& word) {
+  static const std::set<std::string> kStudentId = {"student id", "student_id", "studentid",     "student",
+                                                   "id",         "sid",        "student number"};
+  static const std::set<std::string> kName = {"name", "display name", "display_name", "full name"};
+  static const std::set<std::string> kEmail = {"email", "e-mail", "mail", "email address", "e-mail address"};
+  const std::string key = lower(trimmed(word));
+  if (kStudentId.count(key)) return 0;
+  if (kName.count(key)) return 1;
+  if (kEmail.count(key)) return 2;
+  return -1;
+}
+
+std::string collapse_spaces(const std::string& text) {
+  std::string out;
+  for (char c : trimmed(text)) {
+    if ((c == ' ' || c == '\t') && !out.empty() && out.back() == ' ') continue;
+    out += c == '\t' ? ' ' : c;
+  }
+  return out;
+}
+
+}  // namespace
+
+ParsedRoster parse_roster_csv(std::string_view text, std::size_t max_rows) {
+  ParsedRoster parsed;
+  auto records = csv_records(text, max_rows + 1, parsed.problems);
+  std::array<int, 3> columns = {0, 1, 2};
+  std::size_t first = 0;
+  if (!records.empty()) {
+    std::array<int, 3> named = {-1, -1, -1};
+    bool header = false;
+    for (std::size_t i = 0; i < records[0].second.size(); ++i) {
+      const int column = header_column(records[0].second[i]);
+      if (column >= 0 && named[column] < 0) named[column] = static_cast<int>(i);
+      header = header || column >= 0;
+    }
+    if (header) {
+      first = 1;
+      columns = named;
+      if (named[0] < 0 || named[1] < 0)
+        parsed.problems.push_back(
+            {records[0].first, "the header names no student id column or no name column"});
+    }
+  }
+  if (records.size() - first > max_rows) {
+    parsed.problems.push_back({0, fmt::format("a roster holds at most {} learners", max_rows)});
+    return parsed;
+  }
+  std::set<std::string> student_ids, names;
+  for (std::size_t r = first; r < records.size() && parsed.problems.size() < 100; ++r) {
+    const auto& [line, fields] = records[r];
+    auto field = [&](int column) {
+      return column >= 0 && static_cast<std::size_t>(column) < fields.size() ? fields[column] : std::string();
+    };
+    RosterRow row{trimmed(field(columns[0])), collapse_spaces(field(columns[1])), trimmed(field(columns[2]))};
+    if (auto problem = student_id_problem(row.student_id)) {
+      parsed.problems.push_back({line, *problem});
+      continue;
+    }
+    const auto name = store_internal::checked_name(row.name);
+    if (!name) {
+      parsed.problems.push_back(
+          {line, fmt::format("student {}: a name is 1 to 40 characters: letters, digits, '_', '.', '-', an "
+                             "apostrophe, and single spaces between words",
+                             row.student_id)});
+      continue;
+    }
+    row.name = *name;
+    if (!row.email.empty()) {
+      if (auto problem = email_problem(row.email)) {
+        parsed.problems.push_back({line, fmt::format("student {}: {}", row.student_id, *problem)});
+        continue;
+      }
+    }
+    if (!student_ids.insert(row.student_id).second) {
+      parsed.problems.push_back({line, fmt::format("student {} is on the roster twice", row.student_id)});
+      continue;
+    }
+    if (!names.insert(row.name).second) {
+      parsed.problems.push_back(
+          {line, fmt::format("student {}: the name '{}' is on the roster twice", row.student_id, row.name)});
+      continue;
+    }
+    parsed.rows.push_back(std::move(row));
+  }
+  return parsed;
+}
+
+}  // namespace cudojo

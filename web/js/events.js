@@ -1,0 +1,19 @@
+// The events the modules send each other on `document`. They are for the few places where a
+// module must start something another module owns without importing it: stages.js shows reports,
+// so report.js cannot import stages.js back. Everything else is an imported function.
+//
+//   ACCOUNT_CHANGED  sent by account.js after sign-up, sign-in and sign-out; main.js redraws
+//                    what depends on who is signed in.
+//   OPEN_STAGE       sent by report.js ("Next stage"), detail { id }; stages.js opens it.
+
+export const ACCOUNT_CHANGED = "cudojo:account-changed";
+export const OPEN_STAGE = "cudojo:open-stage";
+
+// Listeners run before send returns, in the order they were added.
+export function send(name, detail = null) {
+  document.dispatchEvent(new CustomEvent(name, { detail }));
+}
+
+export function on(name, listener) {
+  document.addEventListener(name, (event) => listener(event.detail));
+}

@@ -1,0 +1,111 @@
+// The History tab: the learner's runs of the open stage, newest first, a page at a time ("Older
+// runs" follows next_before). "open" puts a run's source in the editor (asking first when that
+// replaces a changed draft); "diff" shows the current draft against it, line by line (jsdiff, the
+// classic script /vendor/diff/diff.min.js). stages.js loads it when a stage opens, run.js when a
+// job ends, main.js when the learner changes.
+
+import { $, el } from "./dom.js";
+import { state } from "./state.js";
+import { api, toDate, token } from "./api.js";
+import { editor } from "./editor.js";
+import { confirmDialog } from "./dialog.js";
+import { readDraft } from "./drafts.js";
+import { languageBadge, languageName, stageLanguages } from "./languages.js";
+import { showReport, verdictBadge } from "./report.js";
+import { showLanguage } from "./source.js";
+
+export async function loadHistory({ before = null } = {}) {
+  const box = $("#history-list");
+  if (!token()) {
+    box.replaceChildren(el("p", { class: "muted" }, "Sign in to keep a history of your runs."));
+    return;
+  }
+  const stageId = state.stage.id;
+  const query = `stage=${encodeURIComponent(stageId)}&limit=20` + (before ? `&before=${before}` : "");
+  const history = await api(`/api/history?${query}`).catch((error) => ({ error }));
+  if (!state.stage || state.stage.id !== stageId) return;
+  if (history.error) {
+    box.replaceChildren(el("p", { class: "fail" }, history.error.message));
+    return;
+  }
+  if (!history.jobs.length && !before) {
+    box.replaceChildren(el("p", { class: "muted" }, "No runs of this stage yet."));
+    return;
+  }
+  const rows = history.jobs.map((job) => {
+    const language = job.language || "cuda";
+    const median = job.report && job.report.metrics && job.report.metrics.time_ms ? `${job.report.metrics.time_ms.median.toFixed(4)} ms` : "";
+    const ratio = job.time_ratio ?? (job.report && job.report.metrics && job.report.metrics.time_ratio);
+    return el("tr", { "data-job": job.id, "data-language": language },
+      el("td", {}, `#${job.id}`), el("td", {}, languageBadge(language)),
+      el("td", {}, toDate(job.created_at).toLocaleString()),
+      el("td", {}, job.verdict ? verdictBadge(job.verdict) : job.state),
+      el("td", { class: "num" }, median || (ratio ? `${ratio.toFixed(2)} ×` : "")),
+      el("td", { class: "actions" },
+         el("button", { type: "button", class: "secondary open-job", onclick: () => openJob(job.id),
+                        "aria-label": `open job ${job.id} (${languageName(language)})` }, "open"), " ",
+         el("button", { type: "button", class: "secondary diff-job", onclick: () => diffJob(job.id),
+                        "aria-label": `diff your draft against job ${job.id}` }, "diff")));
+  });
+  let table = box.querySelector("table");
+  if (!before || !table) {
+    table = el("table", {}, el("tr", {}, el("th", {}, "job"), el("th", {}, "language"), el("th", {}, "submitted"),
+                                  el("th", {}, "verdict"), el("th", {}, "time"), el("th", {}, "")));
+    box.replaceChildren(table);
+  }
+  table.append(...rows);
+  box.querySelector(".older")?.remove();
+  if (history.next_before) {
+    box.append(el("button", { type: "button", class: "secondary older",
+                              onclick: () => loadHistory({ before: history.next_before }) }, "Older runs"));
+  }
+}
+
+async function openJob(id) {
+  const job = await api(`/api/jobs/${id}`).catch((error) => ({ error }));
+  if (job.error) { $("#status").textContent = `cannot open job #${id}: ${job.error.message}`; return; }
+  const language = job.language || "cuda";
+  const info = stageLanguages(state.stage)[language];
+  // The draft this replaces: the editor's text, or the stored draft of the job's language.
+  const draft = language === state.language ? editor.getValue() : readDraft(state.stage.id, language);
+  if (info && draft !== null && draft !== (info.starter || "") && draft !== job.source) {
+    const replace = await confirmDialog(`Replace your ${languageName(language)} draft with the source of job #${job.id}? Your draft is lost.`, "Replace");
+    if (!replace) return;
+  }
+  // The editor switches to the job's language and its source becomes that language's draft.
+  if (!showLanguage(language, { text: job.source, remember: true })) {
+    $("#status").textContent = `job #${job.id} is in ${languageName(job.language)}, which this stage no longer offers`;
+  }
+  if (job.report) showReport({ language: job.language, ...job.report });
+}
+
+async function diffJob(id) {
+  const view = $("#diff-view");
+  const job = await api(`/api/jobs/${id}`).catch((error) => ({ error }));
+  if (job.error || !window.Diff) {
+    view.replaceChildren(el("p", { class: "fail" }, job.error ? job.error.message : "The diff library did not load."));
+    view.hidden = false;
+    return;
+  }
+  const parts = window.Diff.diffLines(job.source || "", editor.getValue());
+  const lines = [];
+  for (const part of parts) {
+    const kind = part.added ? "ins" : part.removed ? "del" : "same";
+    const sign = part.added ? "+" : part.removed ? "-" : " ";
+    for (const line of part.value.replace(/\n$/, "").split("\n")) {
+      lines.push(el("span", { class: `diff-line diff-${kind}` }, `${sign} ${line}`), "\n");
+    }
+  }
+  const changed = parts.some((part) => part.added || part.removed);
+  view.replaceChildren(
+    el("h3", {}, `Your ${languageName(state.language)} draft against job #${job.id}`),
+    el("p", { class: "muted" }, changed ? "Lines marked - are only in the job, + only in your draft." : "No differences."),
+    el("pre", { class: "diff", tabindex: "0", "aria-label": `diff against job ${job.id}` }, ...lines),
+    el("button", { type: "button", class: "secondary", onclick: () => { view.hidden = true; } }, "Close diff"));
+  view.hidden = false;
+}
+
+// A diff belongs to the stage it was asked on.
+export function hideDiff() {
+  $("#diff-view").hidden = true;
+}

@@ -1,0 +1,72 @@
+// The Metrics tab: a report's timings and profiler figures beside the reference's, the learner's
+// last run of the stage before (asked from the history), or why nothing was timed. Drawn by
+// report.js for every report it shows.
+
+import { $, el } from "./dom.js";
+import { state } from "./state.js";
+import { api, token } from "./api.js";
+
+// The report drawn last: an answer that comes back after a newer report is dropped.
+let shownReport = null;
+
+// The learner's last timed run of the stage above this one on the page, or null.
+async function previousStageFigures() {
+  const index = state.stages.findIndex((stage) => stage.id === state.stage.id);
+  if (index <= 0 || !token()) return null;
+  const previous = state.stages[index - 1];
+  const history = await api(`/api/history?stage=${encodeURIComponent(previous.id)}`).catch(() => null);
+  if (!history || !history.jobs) return null;
+  // An older server sends whole reports; the newer one summaries (time_ratio), the report on request.
+  const timed = history.jobs.find((job) => (job.report && job.report.metrics && job.report.metrics.time_ms) || job.time_ratio);
+  if (!timed) return null;
+  const report = timed.report || (await api(`/api/jobs/${timed.id}`).catch(() => ({}))).report;
+  return report && report.metrics && report.metrics.time_ms ? { stage: previous.id, metrics: report.metrics, verdict: timed.verdict } : null;
+}
+
+// "43.5 % (reference 44.5 %)", or why there is no figure.
+function percentPair(value, reference, note) {
+  if (value === null || value === undefined) return note || "not measured";
+  const ref = reference === null || reference === undefined ? "n/a" : `${reference.toFixed(1)} %`;
+  return `${value.toFixed(1)} % (reference ${ref})`;
+}
+
+export async function showMetrics(report) {
+  shownReport = report;
+  const m = report.metrics || {};
+  const box = $("#tab-metrics");
+  if (!m.time_ms) {
+    const why = m.note || (report.verdict === "compile_error" ? "the source did not compile."
+      : report.verdict && report.verdict !== "accepted" && report.verdict !== "too_slow" ? "the kernel did not pass the tests." : "no reason was given.");
+    box.replaceChildren(el("p", { class: "metrics-note" }, el("strong", {}, "Nothing was timed: "), why));
+    return;
+  }
+  const ms = (stats) => (stats ? `${stats.median.toFixed(4)} ms (min ${stats.min.toFixed(4)}, max ${stats.max.toFixed(4)}, ${stats.samples} samples)` : "");
+  const rows = [
+    ["n", m.n],
+    ["your kernel", ms(m.time_ms)],
+    ["reference", ms(m.reference_time_ms)],
+    ["ratio", m.time_ratio ? `${m.time_ratio.toFixed(2)} x the reference` : ""],
+    ...(m.baseline_time_ms
+      ? [[m.baseline_name || "baseline", ms(m.baseline_time_ms)],
+         ["ratio to the baseline", m.baseline_ratio ? `${m.baseline_ratio.toFixed(2)} x ${m.baseline_name}` : ""]]
+      : []),
+    ["bandwidth", m.bandwidth_gbps ? `${m.bandwidth_gbps.toFixed(1)} GB/s` : "(not meaningful for this contract)"],
+    ["% of measured peak", m.pct_of_peak ? `${m.pct_of_peak.toFixed(1)} % of ${report.gpu.peak_read_gbps.toFixed(0)} GB/s` : ""],
+    ["SM throughput", percentPair(m.sm_throughput_pct, m.reference_sm_throughput_pct, m.metrics_note)],
+    ["DRAM throughput", percentPair(m.dram_throughput_pct, m.reference_dram_throughput_pct, m.metrics_note)],
+    ["global atomics", m.global_atomics === null || m.global_atomics === undefined ? "n/a"
+      : `${m.global_atomics} (reference ${m.reference_global_atomics ?? "n/a"})`],
+    ["GPU", report.gpu ? `${report.gpu.name} (${report.gpu.arch})` : ""],
+  ];
+  const calibration = report.calibration || {};
+  if (calibration.previous_stage && calibration.previous_reference_time_ms) {
+    rows.push([`${calibration.previous_stage} reference (this GPU)`,
+      `${calibration.previous_reference_time_ms.median.toFixed(4)} ms` +
+      (calibration.previous_sm_throughput_pct ? `, SM ${calibration.previous_sm_throughput_pct.toFixed(1)} %` : "")]);
+  }
+  const previous = await previousStageFigures();
+  if (previous) rows.push([`your last ${previous.stage}`, `${ms(previous.metrics.time_ms)} (${previous.verdict})`]);
+  if (report !== shownReport) return;  // a newer report came while we asked
+  box.replaceChildren(el("table", {}, ...rows.map(([key, value]) => el("tr", {}, el("th", {}, key), el("td", {}, value)))),
+    ...(report.gate ? [el("p", {}, el("strong", {}, "Gate: "), report.gate.rule, " — ", report.gate.passed ? "passed" : "not passed")] : []));
+}
