@@ -6,7 +6,11 @@
 Signs in enough learners to stay under the per-learner limit, submits `count` files from
 tests/submissions (cycled, in a fixed order), follows each job to its verdict, compares the verdict
 with the expectation on the file's first line, and prints a table and the median queued-to-verdict
-time. Exit 0 only if every verdict is right. Standard library only.
+time. With --admin TOKEN (an administrator's, from `cudojo admin create`), the learners join a class
+made for the run by its invite code instead, and once every job is judged the class's grid is
+checked against the judged jobs themselves: each learner's attempts, accepted stages and best gate
+ratio per stage, as read from their reports, and the CSV export's rows. Exit 0 only if every verdict
+is right (and the grid agrees). Standard library only.
 """
 import argparse
 import collections
@@ -83,6 +87,7 @@ def main():
     parser.add_argument("--count", type=int, default=50)
     parser.add_argument("--idle", type=int, default=5,
                         help="first, this many correct stage-3 kernels one at a time on the idle server")
+    parser.add_argument("--admin", help="an administrator's token: the learners join a class, whose grid is checked")
     args = parser.parse_args()
     base = args.url.rstrip("/")
 
@@ -90,11 +95,20 @@ def main():
     status, health = call(f"{base}/api/health")
     print(f"server: {health}")
     per_learner = 4
-    tokens = []
+    tokens, learner_ids = [], []
+    made = None
+    if args.admin:
+        status, made = call(f"{base}/api/classes", "POST", {"name": "Serve check", "instructor": f"check {int(time.time())}"},
+                            args.admin)
+        assert status == 201, made
+        print(f"class {made['class']['id']} made; its learners join with invite code {made['class']['invite_code']}")
     for index in range((args.count + per_learner - 1) // per_learner):
-        status, learner = call(f"{base}/api/learners", "POST", {"name": f"load{int(time.time())}-{index}"})
+        name = f"load{int(time.time())}-{index}"
+        status, learner = (call(f"{base}/api/join", "POST", {"invite": made["class"]["invite_code"], "name": name})
+                           if made else call(f"{base}/api/learners", "POST", {"name": name}))
         assert status == 201, learner
         tokens.append(learner["token"])
+        learner_ids.append(learner["id"])
 
     # Queued-to-verdict of a correct kernel on an idle server (target: median <= 1.5 s on an H200):
     # one at a time, each after a pause such as a learner reading the last result would take.
@@ -127,6 +141,7 @@ def main():
     print(f"submitted {len(submitted)} jobs in {time.time() - started:.2f} s")
 
     results = []
+    finished = []  # (learner id, stage, verdict, report) of every judged job, for the grid's check
     judges = collections.Counter()  # (node, host, GPU) named by each report
     for job_id, token, path, stage, expected in submitted:
         while True:
@@ -136,6 +151,7 @@ def main():
             time.sleep(0.2)
         run_s = job["finished_at"] - job["started_at"]
         results.append((job_id, path, stage, expected, job["verdict"], job["queued_to_verdict_ms"] / 1000, run_s))
+        finished.append((learner_ids[tokens.index(token)], stage, job["verdict"], job.get("report") or {}))
         judged_by = (job.get("report") or {}).get("judged_by") or {}
         judges[(judged_by.get("node"), judged_by.get("host"), judged_by.get("gpu"))] += 1
     total_s = time.time() - started
@@ -158,7 +174,48 @@ def main():
         print(f"judged by node {node} on host {host}, GPU {gpu}: {count} jobs")
     status, nodes = call(f"{base}/api/nodes")
     print(f"GET /api/nodes: {status} {json.dumps(nodes)}")
-    return 1 if wrong else 0
+    disagreements = check_grid(base, made, finished) if made else 0
+    return 1 if wrong or disagreements else 0
+
+
+def check_grid(base, made, finished):
+    """The class's grid against the judged jobs: attempts, accepted and best gate ratio for each
+    learner and stage, read from the reports as the judge wrote them. Returns how many disagree."""
+    expected = collections.defaultdict(lambda: {"attempts": 0, "accepted": False, "best": None})
+    for learner, stage, verdict, report in finished:
+        cell = expected[(learner, stage)]
+        cell["attempts"] += 1
+        metrics = report.get("metrics") or {}
+        ratio = metrics.get("baseline_ratio", metrics.get("time_ratio"))
+        if verdict == "accepted":
+            cell["accepted"] = True
+            if ratio is not None:
+                cell["best"] = ratio if cell["best"] is None else min(cell["best"], ratio)
+    instructor = made["instructor"]["token"]
+    class_id = made["class"]["id"]
+    status, grid = call(f"{base}/api/classes/{class_id}/grid", token=instructor)
+    assert status == 200, grid
+    disagreements = 0
+    for row in grid["learners"]:
+        for stage, cell in row["cells"].items():
+            want = expected.get((row["id"], stage), {"attempts": 0, "accepted": False, "best": None})
+            got = (cell["attempts"], cell["status"] == "accepted", cell.get("best_ratio"))
+            wanted = (want["attempts"], want["accepted"], want["best"])
+            same = got[:2] == wanted[:2] and (got[2] == wanted[2] or (got[2] is not None and wanted[2] is not None
+                                                                     and abs(got[2] - wanted[2]) < 1e-9))
+            if not same:
+                disagreements += 1
+                print(f"GRID WRONG learner {row['id']} {stage}: grid {got}, jobs {wanted}")
+    cells = sum(1 for row in grid["learners"] for cell in row["cells"].values() if cell["attempts"] > 0)
+    request = urllib.request.Request(f"{base}/api/classes/{class_id}/export",
+                                     headers={"Authorization": f"Bearer {instructor}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        rows = response.read().decode().strip().split("\r\n")
+    print(f"class grid: {len(grid['learners'])} learners, {cells} cells with jobs, {len(expected)} expected from the "
+          f"jobs, {disagreements} disagreeing; CSV export: {len(rows) - 1} rows")
+    if cells != len(expected) or len(rows) - 1 != len(grid["learners"]):
+        disagreements += 1
+    return disagreements
 
 
 if __name__ == "__main__":

@@ -62,6 +62,7 @@ const std::vector<ServeLimitField>& serve_limit_fields() {
       CUDOJO_LIMIT(max_joins_per_class_per_hour, "learners",
                    "learners joining one class by its invite code an hour"),
       CUDOJO_LIMIT(max_roster_rows, "learners", "learners in one roster import"),
+      CUDOJO_LIMIT(max_draft_saves_per_minute, "saves", "drafts one learner saves or deletes a minute"),
       CUDOJO_LIMIT(io_threads, "threads", "threads running the event loop"),
       CUDOJO_LIMIT(handler_threads, "threads", "threads running routes that call the store"),
       CUDOJO_LIMIT(max_waiting_requests, "requests", "requests waiting for a handler thread before 503"),

@@ -122,6 +122,9 @@ struct ServeLimits {
   int max_joins_per_class_per_hour = 1000;
   // Learners in one roster import (a CSV of student id, name, e-mail).
   int max_roster_rows = 5000;
+  // Drafts one learner may save (or delete) in a minute. The page saves a second after typing stops,
+  // so a learner typing all minute saves about 60; past it, 429 and the page keeps its local copy.
+  int max_draft_saves_per_minute = 120;
 
   // --- The HTTP front door (src/http/): one event loop holds every connection, so a connection
   // costs memory, not a thread; each is bounded in time and size from its first byte.

@@ -1,5 +1,6 @@
-// The Api's registration, its checks before a body is read, and what it answers when a route or
-// the store fails. The routes themselves are in api_course.cc, api_learners.cc and api_jobs.cc.
+// The Api's registration, its checks before a body is read, who is calling, and what it answers when a
+// route or the store fails. The routes themselves are in api_course.cc, api_learners.cc, api_jobs.cc,
+// api_drafts.cc, api_classes.cc, api_roster.cc and api_grid.cc.
 #include "serve/api.h"
 
 #include <fmt/format.h>
@@ -156,8 +157,13 @@ bool Api::before_body(const http::Request& head, http::Response& response) const
   }
   if ((learners_own || staffs_own) && !opens_with_ticket &&
       !head.header_value("Authorization").starts_with("Bearer ")) {
-    send_error(response, 401,
-               head.path == "/api/me" ? "this token belongs to no learner; sign in again" : kSignInFirst);
+    send_error(
+        response, 401,
+        head.path == "/api/me" ? "this token belongs to no learner; sign in again"
+        : staffs_own
+            ? "sign in first: send \"Authorization: Bearer <token>\" with a member of staff's token (an "
+              "administrator's comes from `cudojo admin create` on the server)"
+            : kSignInFirst);
     return true;
   }
   if (head.method == "POST" && head.path == "/api/learners" && open_sign_up_) {

@@ -178,6 +178,11 @@ class Api {
   NodeInfo node_;
   int gpus_;
   UsedStreamTickets used_tickets_;
+  // Whether `learner_id` may save a draft now (max_draft_saves_per_minute); counts the save when so,
+  // answers 429 itself when not.
+  bool take_draft_save(std::int64_t learner_id, Response& response);
+  std::mutex draft_saves_mutex_;
+  std::map<std::int64_t, std::deque<std::chrono::steady_clock::time_point>> draft_saves_;
   // When each client address created its learners in the last hour (oldest first).
   mutable std::mutex new_learners_mutex_;
   std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> new_learners_by_address_;

@@ -9,6 +9,7 @@
 
 #include "serve/api.h"
 #include "serve/api_internal.h"
+#include "serve/store_internal.h"
 
 namespace cudojo {
 
@@ -94,6 +95,23 @@ std::optional<std::pair<std::optional<std::int64_t>, int>> audit_page(const http
   return std::make_pair(before, limit);
 }
 
+// Whether `staff_id` is the only instructor among `members`.
+bool is_only_instructor(const std::vector<ClassStaffMember>& members, std::int64_t staff_id) {
+  const auto instructors = std::count_if(members.begin(), members.end(), [](const ClassStaffMember& m) {
+    return m.role == ClassRole::kInstructor;
+  });
+  return instructors == 1 && std::any_of(members.begin(), members.end(), [&](const ClassStaffMember& m) {
+           return m.id == staff_id && m.role == ClassRole::kInstructor;
+         });
+}
+
+// What a member of staff is in a class, as the page shows it: their role there, or "admin" for an
+// administrator without one.
+std::string role_in(const StaffAccount& staff, std::int64_t class_id) {
+  const auto role = staff.roles.find(class_id);
+  return role == staff.roles.end() ? "admin" : std::string(to_string(role->second));
+}
+
 }  // namespace
 
 void Api::list_classes(const Request& request, Response& response) {
@@ -103,8 +121,7 @@ void Api::list_classes(const Request& request, Response& response) {
   for (const ClassInfo& class_info : store_.classes().list_classes()) {
     if (class_access(*staff, class_info.id) == ClassAccess::kNone) continue;
     json shown = class_json(class_info);
-    const auto role = staff->roles.find(class_info.id);
-    shown["role"] = role == staff->roles.end() ? "admin" : to_string(role->second);
+    shown["role"] = role_in(*staff, class_info.id);
     list.push_back(std::move(shown));
   }
   send_json(response, 200, {{"classes", list}});
@@ -122,6 +139,9 @@ void Api::create_class(const Request& request, Response& response) {
     return send_error(response, 400, "\"name\" (and \"instructor\", when given) are strings");
   const std::string name = (*body)["name"].get<std::string>();
   if (auto problem = class_name_problem(name)) return send_error(response, 400, *problem);
+  // The instructor's name is checked before anything is made, so a refusal leaves no class behind.
+  if (body->contains("instructor") && !store_internal::checked_name((*body)["instructor"].get<std::string>()))
+    return send_error(response, 400, store_internal::kNameRule);
   if (!store_usable(request, response)) return;
   try {
     ClassStore& classes = store_.classes();
@@ -167,7 +187,7 @@ void Api::get_class(const Request& request, Response& response) {
                                  {"hide_leaderboard", deadline.hide_leaderboard}};
   shown["staff"] = staff;
   shown["deadlines"] = deadlines;
-  shown["your_role"] = found->actor().kind;
+  shown["your_role"] = role_in(found->staff, found->class_info.id);
   send_json(response, 200, shown);
 }
 
@@ -227,6 +247,11 @@ void Api::add_class_staff(const Request& request, Response& response) {
     ClassStore& classes = store_.classes();
     const std::string name = (*body)["name"].get<std::string>();
     auto account = classes.find_staff_by_name(name);
+    // Giving the class's only instructor another role would leave it with none.
+    if (account && *role != ClassRole::kInstructor &&
+        is_only_instructor(classes.class_staff(found->class_info.id), account->id))
+      return send_error(response, 409,
+                        "a class keeps at least one instructor; add another before changing this one");
     json shown = {{"token", nullptr}, {"role", to_string(*role)}};
     if (!account) {
       IssuedStaff issued = classes.create_staff(name, false,
@@ -257,12 +282,10 @@ void Api::remove_class_staff(const Request& request, Response& response) {
   const auto member = std::find_if(members.begin(), members.end(),
                                    [&](const ClassStaffMember& m) { return staff_id && m.id == *staff_id; });
   if (member == members.end()) return send_error(response, 404, "no such member of this class's staff");
-  const auto instructors = std::count_if(members.begin(), members.end(), [](const ClassStaffMember& m) {
-    return m.role == ClassRole::kInstructor;
-  });
-  if (member->role == ClassRole::kInstructor && instructors == 1)
+  if (is_only_instructor(members, member->id))
     return send_error(response, 409,
                       "a class keeps at least one instructor; add another before removing this one");
+  if (!store_usable(request, response)) return;
   try {
     classes.remove_class_role(found->class_info.id, member->id,
                               {found->actor(), found->class_info.id, "class.staff_remove",
@@ -329,6 +352,7 @@ void Api::reset_staff_token(const Request& request, Response& response) {
   const auto id = parse_id(request.match(1));
   const auto account = id ? store_.classes().find_staff(*id) : std::nullopt;
   if (!account) return send_error(response, 404, "no such member of staff");
+  if (!store_usable(request, response)) return;
   try {
     const auto token = store_.classes().reset_staff_token(
         account->id, {staff_actor(*admin, std::nullopt), std::nullopt, "staff.token_reset",

@@ -36,6 +36,29 @@ std::optional<std::pair<std::string, std::string>> draft_place(const std::vector
 
 }  // namespace
 
+bool Api::take_draft_save(std::int64_t learner_id, Response& response) {
+  std::lock_guard lock(draft_saves_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  // Learners idle for a minute are forgotten, so the table holds only the last minute's.
+  if (draft_saves_.size() > 10'000) {
+    std::erase_if(draft_saves_, [&](const auto& entry) {
+      return entry.second.empty() || now - entry.second.back() > std::chrono::minutes(1);
+    });
+  }
+  auto& saves = draft_saves_[learner_id];
+  while (!saves.empty() && now - saves.front() > std::chrono::minutes(1)) saves.pop_front();
+  if (static_cast<int>(saves.size()) >= limits_.max_draft_saves_per_minute) {
+    response.set_header("Retry-After", "60");
+    send_error(response, 429,
+               fmt::format(
+                   "{} drafts saved in the last minute, the limit; keep typing, the page saves again shortly",
+                   limits_.max_draft_saves_per_minute));
+    return false;
+  }
+  saves.push_back(now);
+  return true;
+}
+
 void Api::list_drafts(const Request& request, Response& response) {
   const auto learner = learner_or_refuse(request, response);
   if (!learner) return;
@@ -69,6 +92,7 @@ void Api::put_draft(const Request& request, Response& response) {
     return send_error(response, 413, *too_large);
   if (draft.source.find('\0') != std::string::npos)
     return send_error(response, 400, "the source holds a NUL character (\\u0000); no compiler takes one");
+  if (!take_draft_save(learner->id, response)) return;
   if (!store_usable(request, response)) return;
   try {
     const double saved_at = store_.classes().save_draft(learner->id, draft);
@@ -84,6 +108,8 @@ void Api::delete_draft(const Request& request, Response& response) {
   if (!learner) return;
   const auto place = draft_place(course_, request, response);
   if (!place) return;
+  if (!take_draft_save(learner->id, response)) return;
+  if (!store_usable(request, response)) return;
   try {
     const bool deleted = store_.classes().delete_draft(learner->id, place->first, place->second);
     send_json(response, 200, {{"stage", place->first}, {"language", place->second}, {"deleted", deleted}});

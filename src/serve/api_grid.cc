@@ -53,6 +53,7 @@ void Api::class_export(const Request& request, Response& response) {
   const std::string format = request.param("format").value_or("csv");
   if (format != "csv" && format != "json")
     return send_error(response, 400, "format is csv (the default) or json");
+  if (!store_usable(request, response)) return;
   const double now = store_internal::now_seconds();
   const ClassGrid grid = build_grid(store_.classes(), course_, found->class_info, now);
   // Who took the class's grades, and when, is part of the record.
@@ -121,6 +122,7 @@ void Api::clear_deadline(const Request& request, Response& response) {
   if (!found) return;
   const Stage* stage = find_stage(course_, request.match(2));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(2)));
+  if (!store_usable(request, response)) return;
   try {
     const bool cleared =
         store_.classes().clear_deadline(found->class_info.id, stage->id,

@@ -114,8 +114,11 @@ void Api::change_learner(const Request& request, Response& response) {
     (key == "name" ? change.name : key == "student_id" ? change.student_id : change.email) = value;
     said.push_back(fmt::format("{} '{}'", key, value));
   }
+  if (said.empty() && !change.removed)
+    return send_error(response, 400, fmt::format("nothing to change: send {}", shape));
   std::string action = "learner.change";
-  std::string detail = fmt::format("changed {}: {}", who(*before), fmt::join(said, ", "));
+  std::string detail = said.empty() ? fmt::format("left {} as they were", who(*before))
+                                    : fmt::format("changed {}: {}", who(*before), fmt::join(said, ", "));
   if (change.removed && *change.removed != before->removed_at.has_value()) {
     action = *change.removed ? "learner.remove" : "learner.restore";
     detail = fmt::format("{} {}{}", *change.removed ? "removed" : "restored", who(*before),
@@ -163,9 +166,15 @@ void Api::issue_tokens(const Request& request, Response& response) {
   if (!found) return;
   json body = json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object()) body = json::object();
-  const std::string which = body.value("learners", std::string("not_signed_in"));
-  const std::string format = body.value("format", std::string("json"));
-  if ((which != "not_signed_in" && which != "all") || (format != "json" && format != "csv")) {
+  const auto text_or = [&](const char* key, const char* otherwise) -> std::optional<std::string> {
+    if (!body.contains(key)) return otherwise;
+    if (!body[key].is_string()) return std::nullopt;
+    return body[key].get<std::string>();
+  };
+  const auto which = text_or("learners", "not_signed_in");
+  const auto format = text_or("format", "json");
+  if (!which || !format || (*which != "not_signed_in" && *which != "all") ||
+      (*format != "json" && *format != "csv")) {
     return send_error(
         response, 400,
         "send {\"learners\": \"not_signed_in\" (default) or \"all\", \"format\": \"json\" (default) "
@@ -173,13 +182,13 @@ void Api::issue_tokens(const Request& request, Response& response) {
   }
   if (!store_usable(request, response)) return;
   try {
-    const auto issued =
-        store_.classes().issue_tokens(found->class_info.id, which == "not_signed_in",
-                                      {found->actor(), found->class_info.id, "tokens.issue",
-                                       which == "all" ? "gave every learner a new token"
-                                                      : "gave the learners who never signed in a new token"});
+    const auto issued = store_.classes().issue_tokens(
+        found->class_info.id, *which == "not_signed_in",
+        {found->actor(), found->class_info.id, "tokens.issue",
+         *which == "all" ? "gave every learner a new token"
+                         : "gave the learners who never signed in a new token"});
     response.set_header("Cache-Control", "no-store");
-    if (format == "csv") {
+    if (*format == "csv") {
       std::string csv = "student_id,name,email,token\r\n";
       for (const IssuedToken& entry : issued) {
         csv += fmt::format("{},{},{},{}\r\n", csv_field(entry.learner.student_id.value_or("")),
@@ -253,7 +262,8 @@ void Api::class_job(const Request& request, Response& response) {
   const auto learner =
       job ? store_.classes().roster_entry(found->class_info.id, job->learner_id) : std::nullopt;
   if (!learner) return send_error(response, 404, "no such job in this class");
-  json shown = with_lateness(job_json(*job, 0, true), *job, found->class_info.id);
+  const std::int64_t position = job->state == JobState::kQueued ? store_.queue_position(job->id) : 0;
+  json shown = with_lateness(job_json(*job, position, true), *job, found->class_info.id);
   shown["learner"] = roster_entry_json(*learner);
   send_json(response, 200, shown);
 }

@@ -155,7 +155,8 @@ nlohmann::json grid_json(const ClassGrid& grid) {
 std::string grid_csv(const ClassGrid& grid) {
   std::string csv = "student_id,name,email,signed_in,accepted,on_time";
   for (const std::string& stage : grid.stages) {
-    for (const char* column : {"status", "timing", "attempts", "late_jobs", "best_ratio", "first_accepted_at"})
+    for (const char* column :
+         {"status", "timing", "attempts", "late_jobs", "best_ratio", "first_accepted_at"})
       csv += "," + csv_field(fmt::format("{} {}", stage, column));
   }
   csv += "\r\n";
@@ -165,8 +166,8 @@ std::string grid_csv(const ClassGrid& grid) {
                        row.learner.signed_in_at ? "yes" : "no", row.accepted, row.on_time);
     for (const std::string& stage : grid.stages) {
       const GridStatus& status = row.cells.at(stage);
-      csv += fmt::format(",{},{},{},{},{},{}", status.status, status.timing, status.attempts, status.late_jobs,
-                         status.best_ratio ? fmt::format("{:.3f}", *status.best_ratio) : "",
+      csv += fmt::format(",{},{},{},{},{},{}", status.status, status.timing, status.attempts,
+                         status.late_jobs, status.best_ratio ? fmt::format("{:.3f}", *status.best_ratio) : "",
                          status.first_accepted_at ? iso_time(*status.first_accepted_at) : "");
     }
     csv += "\r\n";

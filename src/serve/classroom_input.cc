@@ -269,9 +269,7 @@ ParsedRoster parse_roster_csv(std::string_view text, std::size_t max_rows) {
     const auto name = store_internal::checked_name(row.name);
     if (!name) {
       parsed.problems.push_back(
-          {line, fmt::format("student {}: a name is 1 to 40 characters: letters, digits, '_', '.', '-', an "
-                             "apostrophe, and single spaces between words",
-                             row.student_id)});
+          {line, fmt::format("student {}: {}", row.student_id, store_internal::kNameRule)});
       continue;
     }
     row.name = *name;

@@ -23,7 +23,7 @@ struct ServeSettings {
   bool http = true;                       // false: judge only, no listener (a GPU host behind web nodes)
   std::string node_name;                  // empty: <host>-<pid>
   int workers = -1;                       // -1: one per visible GPU (at least one); 0: none
-  std::filesystem::path web_dir;          // index.html, app.js, style.css, node_modules/codemirror
+  std::filesystem::path web_dir;          // index.html, js/ (the page's modules), style.css, node_modules/
   std::filesystem::path calibration_dir;  // per-GPU reference figures (cudojo calibrate)
   // Proxies whose X-Forwarded-For names the client (addresses or networks; http/client_address.h).
   // Their own connections are not counted per address.

@@ -70,9 +70,7 @@ std::optional<std::string> checked_name(const std::string& requested) {
 
 std::string checked_learner_name(const std::string& requested) {
   if (auto name = checked_name(requested)) return *name;
-  throw StoreError(StoreErrorCode::kInvalidName,
-                   "a name is 1 to 40 characters: letters, digits, '_', '.', '-', an apostrophe, and single "
-                   "spaces between words");
+  throw StoreError(StoreErrorCode::kInvalidName, kNameRule);
 }
 
 std::string random_invite_code() {

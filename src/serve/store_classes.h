@@ -131,8 +131,8 @@ struct GridCell {
   bool accepted = false;
   std::optional<double> best_ratio;         // the lowest gate ratio of an accepted, timed job
   std::optional<double> first_accepted_at;  // when the earliest accepted job was submitted
-  double last_submitted_at = 0;  // the newest finished job's submission time
-  std::int64_t late_jobs = 0;    // finished jobs submitted after the stage's deadline in the class
+  double last_submitted_at = 0;             // the newest finished job's submission time
+  std::int64_t late_jobs = 0;               // finished jobs submitted after the stage's deadline in the class
 };
 
 // Who did something: an administrator, an instructor or teaching assistant (by their account), or

@@ -150,7 +150,8 @@ TEST_P(StoreTest, TheGridCountsEachLearnersFinishedJobsPerStage) {
   classes.set_deadline(a.id, {"reduction/3", 0, false}, note(a.id, "deadline.set"));
   for (const GridCell& cell : classes.class_grid(a.id))
     EXPECT_EQ(cell.late_jobs, cell.stage == "reduction/3" ? 3 : 0) << cell.stage;
-  classes.set_deadline(a.id, {"reduction/3", store_internal::now_seconds() + 60, false}, note(a.id, "deadline.set"));
+  classes.set_deadline(a.id, {"reduction/3", store_internal::now_seconds() + 60, false},
+                       note(a.id, "deadline.set"));
   for (const GridCell& cell : classes.class_grid(a.id)) EXPECT_EQ(cell.late_jobs, 0) << cell.stage;
   // A removed learner leaves the grid.
   LearnerChange remove;

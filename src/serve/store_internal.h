@@ -13,6 +13,10 @@ namespace cudojo::store_internal {
 // characters (not bytes) of letters of any script, digits, '_', '.', '-', an apostrophe, and single
 // spaces between words; nothing invisible or direction-changing. Learners and staff alike.
 std::optional<std::string> checked_name(const std::string& requested);
+// The rule checked_name applies, as a sentence for whoever typed the name.
+inline constexpr const char* kNameRule =
+    "a name is 1 to 40 characters: letters, digits, '_', '.', '-', an apostrophe, and single spaces between "
+    "words";
 // checked_name, or StoreError(kInvalidName) saying the rule.
 std::string checked_learner_name(const std::string& requested);
 

@@ -61,8 +61,8 @@ TEST_F(ClassApi, ADeadlineMarksLaterJobsLateInTheJobTheGridAndTheExport) {
   EXPECT_EQ(ada_cell["late_jobs"], 1);
   EXPECT_EQ(rows[1]["cells"]["reduction/3"]["timing"], "late");
   EXPECT_EQ(rows[1]["cells"]["reduction/2"]["timing"], "missing");  // due in 2020, never accepted
-  EXPECT_FALSE(rows[2]["cells"].contains("reduction/3"));  // never tried, not yet due: left out
-  EXPECT_EQ(rows[2]["cells"]["reduction/2"]["status"], "new");  // never tried and due: kept, missing
+  EXPECT_FALSE(rows[2]["cells"].contains("reduction/3"));           // never tried, not yet due: left out
+  EXPECT_EQ(rows[2]["cells"]["reduction/2"]["status"], "new");      // never tried and due: kept, missing
   EXPECT_EQ(rows[2]["cells"]["reduction/2"]["timing"], "missing");
   EXPECT_EQ(rows[0]["accepted"], 1);
   EXPECT_EQ(rows[1]["on_time"], 0);
@@ -124,7 +124,7 @@ TEST_F(ClassApi, ALeaderboardCanStayHiddenFromLearnersUntilItsDeadline) {
 }
 
 TEST_F(ClassApi, DraftsAreKeptOnTheServerForTheirLearnerOnly) {
-  start({"--workers", "0"});
+  start({"--workers", "0", "--limit", "max_draft_saves_per_minute=5"});
   const std::string ada = sign_in("ada"), bob = sign_in("bob");
   const std::string path = "/api/drafts/reduction/block-tree/python";
   const Answer saved = ask("PUT", path, ada, json{{"source", "def k(): pass\n"}});
@@ -147,6 +147,15 @@ TEST_F(ClassApi, DraftsAreKeptOnTheServerForTheirLearnerOnly) {
   EXPECT_EQ(ask("DELETE", path, bob).body["deleted"], false);
   EXPECT_EQ(ask("DELETE", path, ada).body["deleted"], true);
   EXPECT_EQ(ask("GET", "/api/drafts", ada).body["drafts"].size(), 1u);
+  // Saves are bounded per learner and minute (5 here; two saves and a delete above, refused requests
+  // not counted): then 429, and another learner is not held up.
+  EXPECT_EQ(ask("PUT", path, ada, json{{"source", "fourth"}}).status, 200);
+  EXPECT_EQ(ask("PUT", path, ada, json{{"source", "fifth"}}).status, 200);
+  const Answer over = ask("PUT", path, ada, json{{"source", "sixth"}});
+  EXPECT_EQ(over.status, 429);
+  EXPECT_EQ(over.header("Retry-After"), "60");
+  EXPECT_EQ(ask("GET", "/api/drafts?stage=reduction/3", ada).body["drafts"][1]["source"], "fifth");
+  EXPECT_EQ(ask("PUT", path, bob, json{{"source", "bob's"}}).status, 200);
 }
 
 }  // namespace

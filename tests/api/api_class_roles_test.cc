@@ -81,6 +81,9 @@ TEST_F(ClassRoles, ReadingAClassIsForItsStaffAndAdministrators) {
   const Answer job = ask("GET", class_path(class_a_, "/jobs/" + std::to_string(job_a_)), who_.assistant_a);
   EXPECT_EQ(job.body["source"], "x");
   EXPECT_EQ(job.body["learner"]["name"], "la");
+  EXPECT_EQ(job.body["position"], 0);  // first in the queue, as the learner's own view says
+  EXPECT_EQ(job.body["position"],
+            ask("GET", "/api/jobs/" + std::to_string(job_a_), who_.learner_a).body["position"]);
 }
 
 TEST_F(ClassRoles, ChangingAClassIsForItsInstructorsAndAdministrators) {

@@ -140,6 +140,8 @@ TEST_F(ClassApi, TokensAreHandedOutAndResetAndTheOldOneStopsAtOnce) {
   EXPECT_EQ(ask("GET", "/api/me", renewed).body["id"], ada_id);
   EXPECT_EQ(ask("GET", "/api/jobs/" + std::to_string(job), renewed).status, 200);  // her work is still hers
   EXPECT_EQ(ask("POST", class_path(a.id, "/tokens"), a.instructor, json{{"learners", "some"}}).status, 400);
+  EXPECT_EQ(ask("POST", class_path(a.id, "/tokens"), a.instructor, json{{"learners", 5}}).status, 400);
+  EXPECT_EQ(ask("POST", class_path(a.id, "/tokens"), a.instructor, json{{"format", true}}).status, 400);
 }
 
 TEST_F(ClassApi, ARemovedLearnerCannotSignInAndIsRestoredWithTheirWork) {
@@ -165,6 +167,7 @@ TEST_F(ClassApi, ARemovedLearnerCannotSignInAndIsRestoredWithTheirWork) {
   // Bad changes: unknown keys, wrong types, a name or student id another learner holds.
   join(a.invite, "Bob", "s2");
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json{{"colour", "red"}}).status, 400);
+  EXPECT_EQ(ask("PATCH", learner, a.instructor, json::object()).status, 400);
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json{{"removed", "yes"}}).status, 400);
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json{{"name", "Bob"}}).status, 409);
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json{{"student_id", "s2"}}).status, 409);
@@ -188,6 +191,14 @@ TEST_F(ClassApi, StaffAreAddedAndRemovedAndEveryChangeIsInTheAuditLog) {
     if (member["role"] == "instructor") instructor_id = member["id"].get<std::int64_t>();
   EXPECT_EQ(ask("DELETE", class_path(a.id, "/staff/" + std::to_string(instructor_id)), a.instructor).status,
             409);
+  EXPECT_EQ(
+      ask("POST", class_path(a.id, "/staff"), a.instructor, json{{"name", "Ia"}, {"role", "ta"}}).status,
+      409);
+  // A class made with an instructor whose name is refused is not made at all.
+  const auto classes_before = ask("GET", "/api/classes", admin).body["classes"].size();
+  EXPECT_EQ(ask("POST", "/api/classes", admin, json{{"name", "Class B"}, {"instructor", "no<tags>"}}).status,
+            400);
+  EXPECT_EQ(ask("GET", "/api/classes", admin).body["classes"].size(), classes_before);
   ASSERT_EQ(ask("POST", class_path(a.id, "/roster"), a.instructor, json{{"csv", "s1,Ada\n"}}).status, 200);
   // The log, newest first, names who did what; the assistant reads it, pages of it too.
   const Answer log =

@@ -5,10 +5,10 @@
 // lines, runs, and expects the verdict, a clickable diagnostic at that line and column with the
 // compiler's excerpt, and the warning marked as one; reports drawn by the page show a header's
 // error without a link into the learner's file, and an accepted kernel's warnings. Then the language switch: Python
-// shows its starter, signature and editor mode; drafts are kept per stage and language across a
-// reload; Run sends the language, the result and the history say it; opening a history entry
-// switches the language back; Rust and "Reset to starter"; an old per-stage draft becomes the CUDA
-// draft. The stage list is grouped by track ("reduction/3" is in track "reduction"): with the real
+// shows its starter, signature and editor mode; drafts are kept per stage and language on the
+// server (and in a copy keyed by the learner's id) across a reload; Run sends the language, the result and the history say it; opening a history entry
+// switches the language back; Rust and "Reset to starter"; an old per-stage draft of this learner
+// becomes the CUDA draft, on the server too. The stage list is grouped by track ("reduction/3" is in track "reduction"): with the real
 // course, and with a made-up twelve-stage course of two tracks (reduction/1..9, atomics/1..3) served
 // by routes: one heading per track with its name and count, every stage under its own track's
 // heading, the API's order kept; Tab and Enter cross the boundary, atomics/1's previous stage (the
@@ -37,12 +37,10 @@ const path = require("node:path");
 
 const [binary, webDir, screenshot] = process.argv.slice(2).map((arg) => path.resolve(arg));
 const serve = require("./serve.cjs");
+const checks = require("./checks.cjs");
+const { expect, overflowing } = checks;
+const checkAxe = (page, label) => checks.checkAxe(page, label, webDir);
 
-const startServer = () => serve.startServer(binary, webDir);
-
-function expect(condition, message) {
-  if (!condition) throw new Error(`expectation failed: ${message}`);
-}
 
 // Every URL the pages ask for (EventSource included), and every token the test saw: a token
 // travels in the Authorization header only, never in a URL, where every proxy's log would keep it.
@@ -64,7 +62,29 @@ const editorValue = (page) => page.evaluate(() => window.cudojoEditor.getValue()
 const editorMode = (page) => page.evaluate(() => ({
   option: window.cudojoEditor.getOption("mode"), loaded: window.cudojoEditor.getMode().name }));
 const stored = (page, key) => page.evaluate((name) => localStorage.getItem(name), key);
-const draftKey = (stage, language) => `cudojo.draft.${stage}.${language}`;
+// The signed-in learner's local copy of a draft (web/js/drafts.js): {stage, language, source, sent}.
+const localDraft = (page, stage, language) => page.evaluate(([s, l]) =>
+  JSON.parse(localStorage.getItem(`cudojo.drafts.${localStorage.getItem("cudojo.learner-id")}.${s}.${l}`) || "null"), [stage, language]);
+
+// The draft the server keeps (GET /api/drafts), asked with the page's own token; null for none.
+const serverDraft = (page, stage, language) => page.evaluate(async ([s, l]) => {
+  const answer = await fetch(`/api/drafts?stage=${encodeURIComponent(s)}`, {
+    headers: { Authorization: `Bearer ${localStorage.getItem("cudojo.token")}` } }).then((r) => r.json());
+  const found = (answer.drafts || []).find((draft) => draft.language === l);
+  return found ? found.source : null;
+}, [stage, language]);
+
+// A draft is sent a second after typing stops: the server has `text`, and the local copy says it
+// was sent.
+async function expectDraftSaved(page, stage, language, text, label) {
+  const deadline = Date.now() + 8000;
+  let got = null;
+  while ((got = await serverDraft(page, stage, language)) !== text && Date.now() < deadline) await page.waitForTimeout(100);
+  expect(got === text, `${label}: the server keeps the ${stage} ${language} draft (got ${JSON.stringify(got && got.slice(0, 80))})`);
+  while (!((await localDraft(page, stage, language)) || {}).sent && Date.now() < deadline) await page.waitForTimeout(100);
+  const copy = await localDraft(page, stage, language);
+  expect(copy && copy.source === text && copy.sent === true, `${label}: the learner's local copy holds it, marked sent`);
+}
 
 // The page is ES modules (web/js/) and keeps no globals but window.cudojoEditor, so a check that
 // looks inside it imports the module it needs in the page: a module is one instance per URL, the
@@ -152,7 +172,7 @@ async function checkLanguages(page) {
   expect((await page.textContent("#tab-result .judged-language")).includes("CUDA C++"), "... by name");
   const cudaDraft = await editorValue(page);
   expect(cudaDraft.includes("total_so_far"), "the CUDA draft holds the typed line");
-  expect(await stored(page, draftKey("reduction/3", "cuda")) === cudaDraft, "the CUDA draft is stored under its key");
+  await expectDraftSaved(page, "reduction/3", "cuda", cudaDraft, "the CUDA draft");
 
   // Keyboard: focus the switch and step to the next language.
   await select.focus();
@@ -168,8 +188,8 @@ async function checkLanguages(page) {
   // A Python edit with a syntax error on a known line.
   const pythonErrorLine = await typeLineAfter(page, "cuda.atomic.add(out, 0, X[i])", "def broken(:");
   const pythonDraft = await editorValue(page);
-  expect(await stored(page, draftKey("reduction/3", "python")) === pythonDraft, "the Python draft is stored");
-  expect(await stored(page, draftKey("reduction/3", "cuda")) === cudaDraft, "the CUDA draft is untouched");
+  await expectDraftSaved(page, "reduction/3", "python", pythonDraft, "the Python draft");
+  expect(await serverDraft(page, "reduction/3", "cuda") === cudaDraft, "the CUDA draft is untouched");
 
   // Reload: the stage opens in Python, with the Python draft; CUDA still has its own.
   await page.reload();
@@ -234,14 +254,15 @@ async function checkLanguages(page) {
   await expectLanguage(page, stage, "cuda", "text/x-c++src", "clike");
   expect(await editorValue(page) === cudaDraft, "the CUDA job's source is in the editor");
   await page.waitForSelector("#tab-result .judged-language[data-language='cuda']");
-  expect(await stored(page, draftKey("reduction/3", "python")) === pythonDraft, "the Python draft is kept");
+  expect(await serverDraft(page, "reduction/3", "python") === pythonDraft, "the Python draft is kept");
 
   // Rust: starter, mode, and "Reset to starter" resets to the Rust starter.
   await page.selectOption("#language", "rust");
   await expectLanguage(page, stage, "rust", "rust", "rust");
   expect(await editorValue(page) === stage.languages.rust.starter, "the Rust starter is shown");
   await typeLineAfter(page, "fn reduce", "let wasted = 0;");
-  expect(await stored(page, draftKey("reduction/3", "rust")) !== null, "the Rust edit is a draft");
+  const rustDraft = await editorValue(page);
+  await expectDraftSaved(page, "reduction/3", "rust", rustDraft, "the Rust edit");
   await page.click("#reset");
   await page.waitForSelector("#confirm-dialog[open]");
   await page.click("#confirm-ok");
@@ -251,10 +272,22 @@ async function checkLanguages(page) {
   expect(await editorValue(page) === stage.languages.rust.starter, "Reset to starter gives the Rust starter");
   expect(await page.inputValue("#language") === "rust", "Reset keeps the language");
 
-  // A stage not opened before starts in the last language used (Rust); a draft from before
-  // languages (cudojo.draft.STAGE) becomes that stage's CUDA draft.
+  // Reset to the starter deletes the draft on the server (DELETE /api/drafts/reduction/3/rust).
+  const deadline = Date.now() + 8000;
+  while (await serverDraft(page, "reduction/3", "rust") !== null && Date.now() < deadline) await page.waitForTimeout(100);
+  expect(await serverDraft(page, "reduction/3", "rust") === null, "a draft reset to the starter is deleted on the server");
+
+  // A stage not opened before starts in the last language used (Rust); a draft from before the
+  // server kept drafts (cudojo.draft.STAGE, from before languages too) whose owner
+  // (cudojo.drafts-owner) is this learner becomes that stage's CUDA draft, sent to the server once
+  // when the page loads signed in as them.
   const oldDraft = "// a draft from before languages\n";
-  await page.evaluate((text) => localStorage.setItem("cudojo.draft.reduction/2", text), oldDraft);
+  await page.evaluate((text) => {
+    localStorage.setItem("cudojo.draft.reduction/2", text);
+    localStorage.setItem("cudojo.drafts-owner", localStorage.getItem("cudojo.learner-id"));
+  }, oldDraft);
+  await page.reload();
+  await waitForState(page, stageOpen, "reduction/3");
   await page.click("nav button[data-stage='reduction/2']");
   const stage2 = await page.evaluate(() => fetch("/api/stages/reduction/2").then((r) => r.json()));
   await page.waitForFunction(() => location.hash === "#reduction/2");
@@ -262,7 +295,8 @@ async function checkLanguages(page) {
   await page.selectOption("#language", "cuda");
   await expectLanguage(page, stage2, "cuda", "text/x-c++src", "clike");
   expect(await editorValue(page) === oldDraft, "the old per-stage draft is the CUDA draft");
-  expect(await stored(page, "cudojo.draft.reduction/2") === null, "the old key is gone");
+  expect(await stored(page, "cudojo.draft.reduction/2") === null && await stored(page, "cudojo.drafts-owner") === null, "the old keys are gone");
+  expect(await serverDraft(page, "reduction/2", "cuda") === oldDraft, "... and the server has the old draft");
   await page.click("nav button[data-stage='reduction/3']");
   await page.waitForFunction(() => location.hash === "#reduction/3");
   await expectLanguage(page, stage, "rust", "rust", "rust");
@@ -344,8 +378,11 @@ async function checkTracks(browser, url, screenshot) {
   const pageErrors = [];
   page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
   await page.addInitScript(() => localStorage.setItem("cudojo.token", "made-up"));
-  // The made-up token belongs to a made-up learner (a real server would sign it out: 401).
+  // The made-up token belongs to a made-up learner, whose every call the routes answer: the real
+  // server would refuse the token (401), and the page would sign out.
   await page.route((u) => u.pathname === "/api/me", (route) => route.fulfill({ json: { id: 1, name: "made up", leaderboard: false } }));
+  await page.route((u) => u.pathname === "/api/progress", (route) => route.fulfill({ json: { stages: {}, deadlines: {} } }));
+  await page.route((u) => u.pathname.startsWith("/api/drafts"), (route) => route.fulfill({ json: { drafts: [] } }));
   await page.route((u) => u.pathname === "/api/stages", (route) => route.fulfill({ json: fake }));
   await page.route((u) => u.pathname.startsWith("/api/stages/"), async (route) => {
     const id = decodeURIComponent(new URL(route.request().url()).pathname.slice("/api/stages/".length));
@@ -441,38 +478,6 @@ async function routeOrFake(context, match, fake, used) {
     used.add(new URL(route.request().url()).pathname.replace(/\/api\/stages\/.*\//, "/api/stages/ID/"));
     return fake(route);
   });
-}
-
-// Every visible element outside a clipping box (overflow other than visible) lies within the screen.
-const overflowing = (page) => page.evaluate(() => {
-  const width = window.innerWidth;
-  const clipped = (node) => {
-    for (let up = node.parentElement; up && up !== document.body; up = up.parentElement) {
-      const style = getComputedStyle(up);
-      if (style.overflowX !== "visible" || style.overflow !== "visible") return true;
-    }
-    return false;
-  };
-  const bad = [];
-  for (const node of document.body.querySelectorAll("*")) {
-    const box = node.getBoundingClientRect();
-    if (box.width === 0 || box.height === 0 || clipped(node)) continue;
-    if (box.left < -1 || box.right > width + 1) {
-      bad.push(`${node.tagName.toLowerCase()}${node.id ? "#" + node.id : ""}.${node.className} ${Math.round(box.left)}..${Math.round(box.right)}`);
-    }
-  }
-  return { bad, scrollWidth: document.documentElement.scrollWidth, width };
-});
-
-// axe-core in the page; serious or critical violations fail the test.
-async function checkAxe(page, label) {
-  if (!(await page.evaluate(() => Boolean(window.axe)))) {
-    await page.addScriptTag({ path: path.join(webDir, "node_modules", "axe-core", "axe.min.js") });
-  }
-  const violations = await page.evaluate(async () => (await window.axe.run(document, { resultTypes: ["violations"] })).violations
-    .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map((n) => n.target.join(" ")).join(", ")}`));
-  expect(violations.length === 0, `${label}: no serious or critical axe violations (got ${violations.join("; ")})`);
 }
 
 // The gutter's width without its border, and whether the code starts right of it. An editor
@@ -629,12 +634,14 @@ async function checkIssue14(browser, url, screenshot) {
   expect(await page.evaluate(() => navigator.clipboard.readText()) === learner.token, "Copy puts the token on the clipboard");
   await page.click("#token-done");
   expect(!(await page.isVisible("#token-reveal")) && await page.inputValue("#token-value") === "", "the token is shown once");
-  expect(await page.evaluate(() => localStorage.getItem("cudojo.drafts-owner")) === String(learner.id), "the drafts' owner is the learner");
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.learner-id")) === String(learner.id), "the drafts' owner is the learner");
 
   // Sign out forgets the token and the drafts' owner; a token signs in again (GET /api/me).
   await page.click("#signout");
-  expect(await page.evaluate(() => localStorage.getItem("cudojo.token") === null && localStorage.getItem("cudojo.drafts-owner") === null),
-         "Sign out forgets the token and the drafts' owner");
+  await page.waitForSelector("#signed-out:not([hidden])");
+  expect(await page.evaluate(() => localStorage.getItem("cudojo.token") === null && localStorage.getItem("cudojo.learner-id") === null
+                               && !Object.keys(localStorage).some((key) => key.startsWith("cudojo.drafts"))),
+         "Sign out forgets the token, the drafts' owner and every draft");
   expect(await page.isVisible("#signin-button") && !(await page.isVisible("#who")), "signed out: the sign-up form is back");
   await page.fill("#token-input", "not-a-token");
   await page.getByRole("button", { name: "Sign in", exact: true }).click();
@@ -648,7 +655,7 @@ async function checkIssue14(browser, url, screenshot) {
   // A stale token on load signs out with a message.
   await page.evaluate(() => localStorage.setItem("cudojo.token", "stale-token-0000"));
   await page.reload();
-  await page.waitForSelector("#account-message:has-text('no longer known')");
+  await page.waitForSelector("#account-message:has-text('no longer valid')");
   expect(await page.evaluate(() => localStorage.getItem("cudojo.token")) === null, "a stale token is forgotten");
   expect(await page.isVisible("#signin-button") && await page.textContent("#who") === "", "... and the page shows it is signed out");
   await page.getByLabel("Sign in with a token").fill(learner.token);
@@ -770,7 +777,7 @@ async function checkIssue14(browser, url, screenshot) {
     },
     "signed out": async () => {
       for (const [id, hidden] of [["token-reveal", true], ["signed-in", true], ["signed-out", false]]) document.getElementById(id).hidden = hidden;
-      (await import("/js/account.js")).accountMessage("Your saved sign-in is no longer known to this server, so you are signed out.");
+      (await import("/js/message.js")).accountMessage("Your token is no longer valid (this server does not know it any more), so you are signed out.");
     },
   };
   for (const [label, setup] of Object.entries(headers)) {
@@ -781,9 +788,8 @@ async function checkIssue14(browser, url, screenshot) {
   }
   await checkAxe(page, "420x900 signed-out header");
   await page.evaluate(async () => {
-    const account = await import("/js/account.js");
-    account.accountMessage("");
-    account.showLearner();
+    (await import("/js/message.js")).accountMessage("");
+    (await import("/js/account.js")).showLearner();
   });
   for (const selector of [".CodeMirror", "#run"]) {
     const box = await page.locator(selector).boundingBox();
@@ -814,120 +820,97 @@ async function checkIssue14(browser, url, screenshot) {
   await context.close();
 }
 
-(async () => {
-  const { server, url } = await startServer();
-  const browser = await serve.launchChromium(webDir);
-  let failed = false;
-  try {
-    const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-    const pageErrors = [];
-    page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
-    recordRequests(page);
-    const requests = [];
-    page.on("request", (request) => requests.push(request));
-    await serveVendorFallback(page, webDir);
-    await page.goto(url);
-    await page.fill("#learner-name", "playwright");
-    await page.click("#signin-button");
-    await page.waitForSelector("#who:has-text('signed in as playwright')");
-    await page.click("#token-done");
-    tokensSeen.add(await stored(page, "cudojo.token"));
-    // The real course's stages, grouped by track in the API's order.
-    const courseStages = await page.evaluate(() => fetch("/api/stages").then((response) => response.json()));
-    await page.waitForSelector(`nav button[data-stage='${courseStages[courseStages.length - 1].id}']`);
-    await checkStageGroups(page, courseStages, "the course");
+serve.runBrowserTest(binary, webDir, async ({ url, browser }) => {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const pageErrors = [];
+  page.on("pageerror", (error) => { pageErrors.push(error); console.error(`page error: ${error.message}`); });
+  recordRequests(page);
+  const requests = [];
+  page.on("request", (request) => requests.push(request));
+  await serveVendorFallback(page, webDir);
+  await page.goto(url);
+  await page.fill("#learner-name", "playwright");
+  await page.click("#signin-button");
+  await page.waitForSelector("#who:has-text('signed in as playwright')");
+  await page.click("#token-done");
+  tokensSeen.add(await stored(page, "cudojo.token"));
+  // The real course's stages, grouped by track in the API's order.
+  const courseStages = await page.evaluate(() => fetch("/api/stages").then((response) => response.json()));
+  await page.waitForSelector(`nav button[data-stage='${courseStages[courseStages.length - 1].id}']`);
+  await checkStageGroups(page, courseStages, "the course");
 
-    await page.click("nav button[data-stage='reduction/3']");
-    await page.waitForSelector("#lesson:has-text('Guard the value, not the thread')");
-    const starter = await page.evaluate(() => window.cudojoEditor.getValue());
-    expect(starter.includes("atomicAdd(out, X[i]);"), "the editor holds the stage 3 starter");
-    expect(await page.isVisible(".CodeMirror-gutter-wrapper .CodeMirror-linenumber"), "the editor shows line numbers");
-    expect(await page.isVisible(".cm-keyword"), "the editor highlights syntax");
+  await page.click("nav button[data-stage='reduction/3']");
+  await page.waitForSelector("#lesson:has-text('Guard the value, not the thread')");
+  const starter = await page.evaluate(() => window.cudojoEditor.getValue());
+  expect(starter.includes("atomicAdd(out, X[i]);"), "the editor holds the stage 3 starter");
+  expect(await page.isVisible(".CodeMirror-gutter-wrapper .CodeMirror-linenumber"), "the editor shows line numbers");
+  expect(await page.isVisible(".cm-keyword"), "the editor highlights syntax");
 
-    // Type a line using an undeclared name right after the atomicAdd line, as a learner would.
-    const atomicLine = starter.split("\n").findIndex((line) => line.includes("atomicAdd(out, X[i]);"));
-    const errorLine = atomicLine + 2;  // 1-based number of the new line
-    await page.evaluate((line) => {
-      const editor = window.cudojoEditor;
-      editor.focus();
-      editor.setCursor({ line, ch: editor.getLine(line).length });
-    }, atomicLine);
-    await page.keyboard.press("Enter");
-    await page.keyboard.type("total_so_far += X[i];");
-    // And an unused variable on the next line: a warning beside the error.
-    const warningLine = errorLine + 1;
-    await page.keyboard.press("Enter");
-    await page.keyboard.type("int unused_here;");
-    const posted = page.waitForResponse((r) => isPost(r.request(), "/api/jobs"));
-    const opened = page.waitForResponse((r) => /^\/api\/jobs\/\d+\/events$/.test(new URL(r.url()).pathname));
-    await page.click("#run");
-    const job = await (await posted).json();
+  // Type a line using an undeclared name right after the atomicAdd line, as a learner would.
+  const errorLine = await typeLineAfter(page, "atomicAdd(out, X[i]);", "total_so_far += X[i];");  // 1-based
+  // And an unused variable on the next line: a warning beside the error.
+  const warningLine = errorLine + 1;
+  await page.keyboard.press("Enter");
+  await page.keyboard.type("int unused_here;");
+  const posted = page.waitForResponse((r) => isPost(r.request(), "/api/jobs"));
+  const opened = page.waitForResponse((r) => /^\/api\/jobs\/\d+\/events$/.test(new URL(r.url()).pathname));
+  await page.click("#run");
+  const job = await (await posted).json();
 
-    await page.waitForSelector(".verdict:has-text('compile_error')", { timeout: 60000 });
-    // The run was followed by an event stream opened with a one-use ticket, and its result came
-    // by that stream (the status says how long it took; a poll's says only "done").
-    const stream = await opened;
-    expect(requests.some((r) => isPost(r, `/api/jobs/${job.id}/ticket`)), "the page asks for a stream ticket");
-    expect(new URL(stream.url()).pathname === `/api/jobs/${job.id}/events` && new URL(stream.url()).searchParams.get("ticket"),
-           `the page opens the job's stream with ?ticket= (${stream.url()})`);
-    expect(stream.status() === 200 && (stream.headers()["content-type"] || "").startsWith("text/event-stream"),
-           `... and the server streams it (${stream.status()} ${stream.headers()["content-type"]})`);
-    const doneText = await page.textContent("#status");
-    expect(/^done in .* \(queued to verdict\)$/.test(doneText), `the result came by the stream (status "${doneText}")`);
-    expect(!requests.some((r) => isPoll(r, job.id)), "... and the page did not poll");
-    const link = page.locator(`#tab-result li.error a.line[data-line='${errorLine}']`);
-    expect(await link.count() >= 1, `an error links to line ${errorLine}`);
-    const message = await page.textContent("#tab-result .diagnostics");
-    expect(message.includes("total_so_far"), "the diagnostic names the undeclared identifier");
-    // The compiler's excerpt, in monospace, and the column: the link puts the cursor on the name.
-    const context = page.locator("#tab-result li.error pre.context").first();
-    const contextText = await context.textContent();
-    expect(contextText.includes("total_so_far += X[i];") && contextText.includes("^"),
-           `the excerpt shows the line and a caret (got ${JSON.stringify(contextText)})`);
-    const font = await context.evaluate((node) => getComputedStyle(node).fontFamily);
-    expect(/mono/i.test(font), `the excerpt is monospace (got ${font})`);
-    const wantedColumn = await page.evaluate((line) => window.cudojoEditor.getLine(line - 1).indexOf("total_so_far") + 1,
-                                             errorLine);
-    const column = Number(await link.first().getAttribute("data-column"));
-    expect(column === wantedColumn, `the error's column is ${wantedColumn} (got ${column})`);
-    await link.first().click();
-    const cursor = await page.evaluate(() => window.cudojoEditor.getCursor());
-    expect(cursor.line + 1 === errorLine, `clicking the link moves the cursor to line ${errorLine} (got ${cursor.line + 1})`);
-    expect(cursor.ch === column - 1, `... and to the column (ch ${column - 1}, got ${cursor.ch})`);
-    expect(await page.locator(".CodeMirror .cm-error-mark").count() >= 1, "the error's name is marked in the editor");
-    // The warning is listed and marked as a warning.
-    const warning = page.locator(`#tab-result li.warning:has(a.line[data-line='${warningLine}'])`);
-    expect(await warning.count() === 1, `a warning links to line ${warningLine}`);
-    expect((await warning.textContent()).includes("unused_here"), "the warning names the unused variable");
-    expect(await page.locator(".CodeMirror .cm-warning-line").count() === 1, "the warning's line is marked as a warning");
-    await page.click(".tabs button[data-tab='history']");
-    await page.waitForSelector("#tab-history .verdict:has-text('compile_error')");
-    expect(await page.textContent("#tab-history tr[data-language='cuda'] .lang-tag") === "cu",
-           "the history tags the CUDA job 'cu'");
-    await page.click(".tabs button[data-tab='result']");
-    await page.screenshot({ path: screenshot, fullPage: true });
-    console.log(`CUDA: compile error shown at line ${errorLine}; screenshot ${screenshot}`);
+  await page.waitForSelector(".verdict:has-text('compile_error')", { timeout: 60000 });
+  // The run was followed by an event stream opened with a one-use ticket, and its result came
+  // by that stream (the status says how long it took; a poll's says only "done").
+  const stream = await opened;
+  expect(requests.some((r) => isPost(r, `/api/jobs/${job.id}/ticket`)), "the page asks for a stream ticket");
+  expect(new URL(stream.url()).pathname === `/api/jobs/${job.id}/events` && new URL(stream.url()).searchParams.get("ticket"),
+         `the page opens the job's stream with ?ticket= (${stream.url()})`);
+  expect(stream.status() === 200 && (stream.headers()["content-type"] || "").startsWith("text/event-stream"),
+         `... and the server streams it (${stream.status()} ${stream.headers()["content-type"]})`);
+  const doneText = await page.textContent("#status");
+  expect(/^done in .* \(queued to verdict\)$/.test(doneText), `the result came by the stream (status "${doneText}")`);
+  expect(!requests.some((r) => isPoll(r, job.id)), "... and the page did not poll");
+  const link = page.locator(`#tab-result li.error a.line[data-line='${errorLine}']`);
+  expect(await link.count() >= 1, `an error links to line ${errorLine}`);
+  const message = await page.textContent("#tab-result .diagnostics");
+  expect(message.includes("total_so_far"), "the diagnostic names the undeclared identifier");
+  // The compiler's excerpt, in monospace, and the column: the link puts the cursor on the name.
+  const context = page.locator("#tab-result li.error pre.context").first();
+  const contextText = await context.textContent();
+  expect(contextText.includes("total_so_far += X[i];") && contextText.includes("^"),
+         `the excerpt shows the line and a caret (got ${JSON.stringify(contextText)})`);
+  const font = await context.evaluate((node) => getComputedStyle(node).fontFamily);
+  expect(/mono/i.test(font), `the excerpt is monospace (got ${font})`);
+  const wantedColumn = await page.evaluate((line) => window.cudojoEditor.getLine(line - 1).indexOf("total_so_far") + 1,
+                                           errorLine);
+  const column = Number(await link.first().getAttribute("data-column"));
+  expect(column === wantedColumn, `the error's column is ${wantedColumn} (got ${column})`);
+  await link.first().click();
+  const cursor = await page.evaluate(() => window.cudojoEditor.getCursor());
+  expect(cursor.line + 1 === errorLine, `clicking the link moves the cursor to line ${errorLine} (got ${cursor.line + 1})`);
+  expect(cursor.ch === column - 1, `... and to the column (ch ${column - 1}, got ${cursor.ch})`);
+  expect(await page.locator(".CodeMirror .cm-error-mark").count() >= 1, "the error's name is marked in the editor");
+  // The warning is listed and marked as a warning.
+  const warning = page.locator(`#tab-result li.warning:has(a.line[data-line='${warningLine}'])`);
+  expect(await warning.count() === 1, `a warning links to line ${warningLine}`);
+  expect((await warning.textContent()).includes("unused_here"), "the warning names the unused variable");
+  expect(await page.locator(".CodeMirror .cm-warning-line").count() === 1, "the warning's line is marked as a warning");
+  await page.click(".tabs button[data-tab='history']");
+  await page.waitForSelector("#tab-history .verdict:has-text('compile_error')");
+  expect(await page.textContent("#tab-history tr[data-language='cuda'] .lang-tag") === "cu",
+         "the history tags the CUDA job 'cu'");
+  await page.click(".tabs button[data-tab='result']");
+  await page.screenshot({ path: screenshot, fullPage: true });
+  console.log(`CUDA: compile error shown at line ${errorLine}; screenshot ${screenshot}`);
 
-    await checkLanguages(page);
-    await checkDiagnosticsOfOtherFiles(page);
-    await checkTracks(browser, url, screenshot);
-    console.log("stages grouped by track: headings, order, keyboard, previous stage across tracks, phone width");
-    await checkIssue14(browser, url, screenshot);
-    await checkStreamFallback(browser);
-    console.log("event streams: opened with a ticket, the result by the stream; a refused ticket and a replaced stream poll");
-    expectNoTokenInUrls();
-    console.log(`no token in any of the ${requestUrls.length} URLs the pages asked for`);
-    expect(pageErrors.length === 0, `no script errors on the page (got ${pageErrors.length})`);
-    console.log("browser test passed");
-  } catch (error) {
-    failed = true;
-    console.error(error);
-  } finally {
-    await browser.close();
-    server.kill("SIGTERM");
-  }
-  process.exit(failed ? 1 : 0);
-})().catch((error) => {
-  console.error(error);
-  process.exit(1);
+  await checkLanguages(page);
+  await checkDiagnosticsOfOtherFiles(page);
+  await checkTracks(browser, url, screenshot);
+  console.log("stages grouped by track: headings, order, keyboard, previous stage across tracks, phone width");
+  await checkIssue14(browser, url, screenshot);
+  await checkStreamFallback(browser);
+  console.log("event streams: opened with a ticket, the result by the stream; a refused ticket and a replaced stream poll");
+  expectNoTokenInUrls();
+  console.log(`no token in any of the ${requestUrls.length} URLs the pages asked for`);
+  expect(pageErrors.length === 0, `no script errors on the page (got ${pageErrors.length})`);
+  console.log("browser test passed");
 });

@@ -1,52 +1,88 @@
-// Who is signed in: sign-up with a name (the token shown once, with Copy), sign-in with a token,
-// sign-out, and on load whether the stored token is still known. Owns the header's account area
-// (#account) and its message line; run.js signs up before a first run, leaderboard.js reports its
-// errors here. After every change of learner it sends ACCOUNT_CHANGED (events.js).
+// Who is signed in: joining a class with its invite code or signing up on one's own (the token
+// shown once, with Copy), signing in with a token, signing out, and whether the stored token is
+// still known: on load, on every call (a 401, TOKEN_REFUSED from api.js) and whenever the tab is
+// shown again. Owns the header's account area (#account); run.js signs up
+// before a first run. The message line itself is message.js's. After every change of who is signed
+// in it sends ACCOUNT_CHANGED (events.js). Staff sign in with a token here too; main.js then shows
+// their view.
 //
-// localStorage: cudojo.token (the bearer token, api.js), cudojo.name, cudojo.drafts-owner
-// (drafts.js). "Sign in with a token" checks the token with GET /api/me; a token the server no
-// longer knows (401 on load) signs out.
+// localStorage: cudojo.token (the bearer token, api.js), cudojo.name, cudojo.class-name and
+// cudojo.learner-id (what the header shows, and whose drafts this browser holds, before the
+// server has answered). sessionStorage: cudojo.notice, a message kept across one reload.
 
 import { $ } from "./dom.js";
+import { accountMessage } from "./message.js";
 import { state } from "./state.js";
 import { api, forgetToken, storeToken, token } from "./api.js";
-import { forgetDraftsOwner, setDraftsOwner } from "./drafts.js";
-import { ACCOUNT_CHANGED, send } from "./events.js";
+import { confirmDialog } from "./dialog.js";
+import { flushDrafts, forgetDraftsOwner, hasUnsentDrafts, setDraftsOwner } from "./drafts.js";
+import { forgetResults } from "./report.js";
+import { ACCOUNT_CHANGED, TOKEN_REFUSED, on, send } from "./events.js";
 
 const NAME_KEY = "cudojo.name";
+const CLASS_KEY = "cudojo.class-name";
+const ID_KEY = "cudojo.learner-id";
+const NOTICE_KEY = "cudojo.notice";
+const REFUSED = "Your token is no longer valid (this server does not know it any more: an instructor may have " +
+  "reset it), so you are signed out. Ask your instructor for your new token and sign in with it below, " +
+  "or join again with your class's invite code.";
+const REFUSED_STAFF = "Your token is no longer valid (an administrator may have reset it), so you are signed out. " +
+  "Ask an administrator for a new one (cudojo admin reset-token on the server machine) and sign in with it.";
 
 // kind: "bad" (an error, the default) or "ok"; no text hides the line.
-export function accountMessage(text, kind = "bad") {
-  const box = $("#account-message");
-  box.textContent = text || "";
-  box.className = `message ${kind}`;
-  box.hidden = !text;
-}
-
-// The header as the stored token says: the name and "Sign out", or the two forms. The leaderboard
-// opt-in is only for someone signed in.
+// The header as the stored token says: the name, the class and "Sign out", or the two forms.
+// The leaderboard opt-in is only for someone signed in.
 export function showLearner() {
-  const name = localStorage.getItem(NAME_KEY);
   const signedIn = Boolean(token());
-  $("#who").textContent = signedIn ? `signed in as ${name || "(unnamed)"}` : "";
+  $("#who").textContent = signedIn ? `signed in as ${localStorage.getItem(NAME_KEY) || "(unnamed)"}` : "";
+  $("#who-class").textContent = signedIn && localStorage.getItem(CLASS_KEY) ? localStorage.getItem(CLASS_KEY) : "";
   $("#signed-in").hidden = !signedIn;
   $("#signed-out").hidden = signedIn;
   $("#leaderboard-optin").disabled = !signedIn;
 }
 
-// Stores what the server said about the learner (their name and id) and, given, their token.
-function remember(learner, bearer = null) {
+// Stores what the server said about who this is and, given, their token. A learner's drafts are
+// theirs from here on (drafts.js sends what this browser holds for them).
+async function remember(me, bearer = null) {
   if (bearer !== null) storeToken(bearer);
-  localStorage.setItem(NAME_KEY, learner.name || "");
-  setDraftsOwner(learner.id);
-  state.me = learner;
+  const staff = me.kind === "staff";
+  localStorage.setItem(NAME_KEY, me.name || "");
+  localStorage.setItem(CLASS_KEY, staff ? (me.admin ? "administrator" : "staff") : me.class ? `class: ${me.class.name}` : "");
+  state.me = me;
+  state.deadlines = me.deadlines || {};
+  if (staff) return;
+  localStorage.setItem(ID_KEY, String(me.id));
+  await setDraftsOwner(me.id);
 }
 
-// Signs up as a new learner named `name`; the token is shown once.
-export async function signIn(name) {
+const JOIN_ERRORS = {
+  404: "No class has that invite code; check it with your instructor.",
+  403: "That class is not taking new learners now; ask your instructor.",
+  409: "That name or student id is taken in this class: choose another name, or sign in with the token you were given.",
+  429: "Many learners joined this class in the last hour; try again in a while.",
+};
+
+// Signs up from the form: with an invite code into that class (POST /api/join), without one on
+// one's own (POST /api/learners). The token is shown once.
+export async function signUp() {
+  const name = $("#learner-name").value.trim();
+  const invite = $("#invite-code").value.trim();
+  const studentId = $("#student-id").value.trim();
   if (!name) throw new Error("Type a display name first.");
-  const learner = await api("/api/learners", { method: "POST", body: JSON.stringify({ name }), token: "" });
-  remember(learner, learner.token);
+  if (!invite && $("#invite-code").required) throw new Error("Type your class's invite code first.");
+  let learner;
+  try {
+    learner = invite
+      ? await api("/api/join", { method: "POST", token: "",
+        body: JSON.stringify({ invite, name, ...(studentId ? { student_id: studentId } : {}) }) })
+      : await api("/api/learners", { method: "POST", body: JSON.stringify({ name }), token: "" });
+  } catch (error) {
+    if (invite && JOIN_ERRORS[error.status]) throw new Error(JOIN_ERRORS[error.status]);
+    throw error;
+  }
+  await remember({ kind: "learner", ...learner }, learner.token);
+  // The form is empty for whoever signs up next at this browser.
+  for (const id of ["#learner-name", "#invite-code", "#student-id"]) $(id).value = "";
   showLearner();
   accountMessage("");
   $("#token-value").value = learner.token;
@@ -56,26 +92,37 @@ export async function signIn(name) {
 
 async function signInWithToken(bearer) {
   if (!bearer) throw new Error("Paste your token first.");
-  let learner;
+  let me;
   try {
-    learner = await api("/api/me", { token: bearer });
+    me = await api("/api/me", { token: bearer });
   } catch (error) {
     if (error.status === 401) throw new Error("That token is not known here; check it, or sign up with a name.");
     if (error.status === 404) throw new Error("This server cannot check tokens (no /api/me).");
     throw error;
   }
-  remember(learner, bearer);
+  await remember(me, bearer);
   showLearner();
   accountMessage("");
   send(ACCOUNT_CHANGED);
 }
 
-function signOut(message = "") {
+// forced: the server refused the token, so nothing can be sent any more; the learner's unsent
+// drafts stay for their next sign-in (drafts.js). Otherwise drafts are sent first, and a learner
+// whose edits cannot reach the server is asked before they are lost.
+async function signOut(message = "", { forced = false } = {}) {
+  if (!token()) return;
+  if (!forced) {
+    await flushDrafts();
+    if (hasUnsentDrafts() && !(await confirmDialog(
+      "Your latest edits have not reached the server. Sign out anyway? They are lost.", "Sign out"))) return;
+  }
   forgetToken();
-  localStorage.removeItem(NAME_KEY);
-  forgetDraftsOwner();
+  for (const key of [NAME_KEY, CLASS_KEY, ID_KEY]) localStorage.removeItem(key);
+  forgetDraftsOwner({ keepUnsent: forced });
+  forgetResults();
   state.me = null;
   state.progress = null;
+  state.deadlines = {};
   $("#token-reveal").hidden = true;
   $("#token-value").value = "";
   showLearner();
@@ -83,26 +130,47 @@ function signOut(message = "") {
   send(ACCOUNT_CHANGED);
 }
 
-// On load: is the stored token still known? 401 signs out with a message; a server without
-// /api/me (404) or one that cannot be reached keeps the stored name.
+// On load: who the stored token is (null for nobody). A refused token signs out (TOKEN_REFUSED);
+// a server without /api/me or one that cannot be reached keeps the stored name, and a learner
+// their drafts in this browser.
 export async function checkStoredToken() {
-  if (!token()) return;
+  if (!token()) return null;
   try {
-    remember(await api("/api/me"));
+    const me = await api("/api/me");
+    await remember({ kind: "learner", ...me });
     showLearner();
+    return state.me;
   } catch (error) {
-    if (error.status === 401) {
-      signOut("Your saved sign-in is no longer known to this server, so you are signed out. " +
-              "Sign in with your token again, or sign up with a name.");
-    }
+    if (error.status !== 401 && localStorage.getItem(ID_KEY)) await setDraftsOwner(localStorage.getItem(ID_KEY));
+    return null;
   }
 }
 
+// A message that must outlive a reload (main.js reloads when a member of staff signs in or out).
+export function keepNoticeForReload() {
+  const box = $("#account-message");
+  if (!box.hidden && box.textContent) sessionStorage.setItem(NOTICE_KEY, box.textContent);
+}
+
 export function startAccount() {
+  const notice = sessionStorage.getItem(NOTICE_KEY);
+  if (notice) { sessionStorage.removeItem(NOTICE_KEY); accountMessage(notice); }
+  on(TOKEN_REFUSED, () => signOut(state.view === "staff" ? REFUSED_STAFF : REFUSED, { forced: true }));
+  // A token reset while the tab was in the background signs out as soon as the tab is shown.
+  document.addEventListener("visibilitychange", () => {
+    if (document.visibilityState === "visible" && token()) api("/api/me").catch(() => {});
+  });
+  // Without open sign-up a name alone is refused (403): the form says so before anyone tries.
+  api("/api/health").then((health) => {
+    if (health.open_sign_up !== false) return;
+    $("#invite-code").required = true;
+    $("#signup-note").textContent = "This server takes learners by invite code only: ask your instructor for your class's code.";
+  }).catch(() => {});
+
   $("#signin").addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      await signIn($("#learner-name").value.trim());
+      await signUp();
     } catch (error) {
       accountMessage(`Sign-up failed: ${error.message}`);
     }
@@ -135,6 +203,6 @@ export function startAccount() {
     $("#token-reveal").hidden = true;
     $("#token-value").value = "";
     $("#token-copy").textContent = "Copy";
-    $("#run").focus();
+    ($("#run") && !$("#workbench").hidden ? $("#run") : $("#signout")).focus();
   });
 }

@@ -5,9 +5,12 @@
 //   ACCOUNT_CHANGED  sent by account.js after sign-up, sign-in and sign-out; main.js redraws
 //                    what depends on who is signed in.
 //   OPEN_STAGE       sent by report.js ("Next stage"), detail { id }; stages.js opens it.
+//   TOKEN_REFUSED    sent by api.js when the server answers 401 to the stored token; account.js
+//                    signs the page out and says why.
 
 export const ACCOUNT_CHANGED = "cudojo:account-changed";
 export const OPEN_STAGE = "cudojo:open-stage";
+export const TOKEN_REFUSED = "cudojo:token-refused";
 
 // Listeners run before send returns, in the order they were added.
 export function send(name, detail = null) {

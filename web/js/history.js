@@ -1,8 +1,8 @@
 // The History tab: the learner's runs of the open stage, newest first, a page at a time ("Older
 // runs" follows next_before). "open" puts a run's source in the editor (asking first when that
-// replaces a changed draft); "diff" shows the current draft against it, line by line (jsdiff, the
-// classic script /vendor/diff/diff.min.js). stages.js loads it when a stage opens, run.js when a
-// job ends, main.js when the learner changes.
+// replaces a changed draft); "diff" shows the current draft against it, line by line (diff.js). A
+// run submitted after the stage's deadline says "late". stages.js loads it when a stage opens,
+// run.js when a job ends, main.js when the learner changes.
 
 import { $, el } from "./dom.js";
 import { state } from "./state.js";
@@ -11,7 +11,10 @@ import { editor } from "./editor.js";
 import { confirmDialog } from "./dialog.js";
 import { readDraft } from "./drafts.js";
 import { languageBadge, languageName, stageLanguages } from "./languages.js";
-import { showReport, verdictBadge } from "./report.js";
+import { showReport } from "./report.js";
+import { lateMark, verdictBadge } from "./report_view.js";
+import { diffView } from "./diff.js";
+import { isLate } from "./deadlines.js";
 import { showLanguage } from "./source.js";
 
 export async function loadHistory({ before = null } = {}) {
@@ -39,7 +42,7 @@ export async function loadHistory({ before = null } = {}) {
     return el("tr", { "data-job": job.id, "data-language": language },
       el("td", {}, `#${job.id}`), el("td", {}, languageBadge(language)),
       el("td", {}, toDate(job.created_at).toLocaleString()),
-      el("td", {}, job.verdict ? verdictBadge(job.verdict) : job.state),
+      el("td", {}, job.verdict ? verdictBadge(job.verdict) : job.state, isLate(job) ? " " : null, isLate(job) ? lateMark() : null),
       el("td", { class: "num" }, median || (ratio ? `${ratio.toFixed(2)} ×` : "")),
       el("td", { class: "actions" },
          el("button", { type: "button", class: "secondary open-job", onclick: () => openJob(job.id),
@@ -76,31 +79,22 @@ async function openJob(id) {
   if (!showLanguage(language, { text: job.source, remember: true })) {
     $("#status").textContent = `job #${job.id} is in ${languageName(job.language)}, which this stage no longer offers`;
   }
-  if (job.report) showReport({ language: job.language, ...job.report });
+  if (job.report) showReport({ language: job.language, ...job.report, late: isLate(job) });
 }
 
 async function diffJob(id) {
   const view = $("#diff-view");
   const job = await api(`/api/jobs/${id}`).catch((error) => ({ error }));
-  if (job.error || !window.Diff) {
+  const diff = job.error ? null : diffView(job.source, editor.getValue(), `diff against job ${job.id}`);
+  if (!diff) {
     view.replaceChildren(el("p", { class: "fail" }, job.error ? job.error.message : "The diff library did not load."));
     view.hidden = false;
     return;
   }
-  const parts = window.Diff.diffLines(job.source || "", editor.getValue());
-  const lines = [];
-  for (const part of parts) {
-    const kind = part.added ? "ins" : part.removed ? "del" : "same";
-    const sign = part.added ? "+" : part.removed ? "-" : " ";
-    for (const line of part.value.replace(/\n$/, "").split("\n")) {
-      lines.push(el("span", { class: `diff-line diff-${kind}` }, `${sign} ${line}`), "\n");
-    }
-  }
-  const changed = parts.some((part) => part.added || part.removed);
   view.replaceChildren(
     el("h3", {}, `Your ${languageName(state.language)} draft against job #${job.id}`),
-    el("p", { class: "muted" }, changed ? "Lines marked - are only in the job, + only in your draft." : "No differences."),
-    el("pre", { class: "diff", tabindex: "0", "aria-label": `diff against job ${job.id}` }, ...lines),
+    el("p", { class: "muted" }, diff.changed ? "Lines marked - are only in the job, + only in your draft." : "No differences."),
+    diff.view,
     el("button", { type: "button", class: "secondary", onclick: () => { view.hidden = true; } }, "Close diff"));
   view.hidden = false;
 }

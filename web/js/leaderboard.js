@@ -1,12 +1,13 @@
 // The Leaderboard tab: the open stage's best accepted runs (GET /api/stages/ID/leaderboard), and
 // the learner's choice to be listed there (PUT /api/me). tabs.js loads it when the tab is shown;
-// stages.js and main.js when the stage or the learner changes. It loads nothing while hidden.
+// stages.js and main.js when the stage or the learner changes. It loads nothing while hidden. A
+// class may hide a stage's board until its deadline (hidden_until): the tab says until when.
 
 import { $, el } from "./dom.js";
 import { state } from "./state.js";
-import { api, toDate } from "./api.js";
+import { api, localTime, toDate } from "./api.js";
 import { languageBadge } from "./languages.js";
-import { accountMessage } from "./account.js";
+import { accountMessage } from "./message.js";
 
 export async function loadLeaderboard() {
   if (!state.stage || $("#tab-leaderboard").hidden) return;
@@ -17,6 +18,11 @@ export async function loadLeaderboard() {
   if (board.error) {
     box.replaceChildren(el("p", { class: "muted" }, board.error.status === 404
       ? "This server has no leaderboards yet." : `Cannot load the leaderboard: ${board.error.message}`));
+    return;
+  }
+  if (board.hidden_until) {
+    box.replaceChildren(el("p", { class: "muted leaderboard-hidden" },
+      `Your class hides this leaderboard until the deadline: hidden until ${localTime(board.hidden_until)}.`));
     return;
   }
   if (!board.entries || !board.entries.length) {

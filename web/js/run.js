@@ -4,14 +4,18 @@
 // Following a job: a stream of its progress (EventSource, opened with a one-use ticket, since a
 // browser cannot send the token as a header there and a token in a URL would be logged), or, when
 // no stream can be had (the server's places are taken, the learner opened one elsewhere, the
-// connection dropped), a poll once a second. The report goes to report.js; the history and the
-// progress are asked again.
+// connection dropped), a poll once a second. The report goes to report.js, marked late when the
+// run came after the stage's deadline; the history and the progress are asked again. The drafts
+// are saved as the run is sent (drafts.js).
 
 import { $ } from "./dom.js";
 import { state } from "./state.js";
 import { api, token } from "./api.js";
 import { editor } from "./editor.js";
-import { accountMessage, signIn } from "./account.js";
+import { signUp } from "./account.js";
+import { accountMessage } from "./message.js";
+import { flushDrafts } from "./drafts.js";
+import { isLate } from "./deadlines.js";
 import { showReport } from "./report.js";
 import { loadHistory } from "./history.js";
 import { loadProgress } from "./stages.js";
@@ -34,14 +38,14 @@ function submissionKey() {
 async function run() {
   if (!state.stage || $("#run").disabled) return;
   if (!token()) {
-    const name = $("#learner-name").value.trim();
-    if (!name) {
+    if (!$("#learner-name").value.trim()) {
       $("#status").textContent = "Type a display name and sign up (or sign in with a token) first.";
       $("#learner-name").focus();
       return;
     }
-    try { await signIn(name); } catch (error) { accountMessage(`Sign-up failed: ${error.message}`); return; }
+    try { await signUp(); } catch (error) { accountMessage(`Sign-up failed: ${error.message}`); return; }
   }
+  flushDrafts();
   $("#run").disabled = true;
   $("#status").textContent = "submitting...";
   // One key per press of Run: when the answer is lost (the connection dropped, or the server's
@@ -78,7 +82,7 @@ async function run() {
 function finished(job, status) {
   $("#run").disabled = false;
   $("#status").textContent = status;
-  showReport({ language: job.language, ...job.report }, { keep: true });
+  showReport({ language: job.language, ...job.report, late: isLate(job) }, { keep: true });
   loadHistory();
   loadProgress();
 }

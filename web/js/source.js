@@ -1,13 +1,14 @@
 // The kernel source in the editor: which stage and language it belongs to, and whether it is the
 // learner's draft, the starter or a job's source. Owns the language switch, the signature line
-// and "Reset to starter"; every edit becomes the draft (drafts.js). stages.js calls openSource
-// when a stage opens; history.js calls showLanguage to put a job's source in the editor.
+// and "Reset to starter"; every edit becomes the draft (drafts.js), and the line beside Run
+// (#draft-state) says whether the server has it. stages.js calls openSource when a stage opens;
+// history.js calls showLanguage to put a job's source in the editor.
 
 import { $, el } from "./dom.js";
 import { state } from "./state.js";
 import { editor, clearMarks } from "./editor.js";
 import { confirmDialog } from "./dialog.js";
-import { keepDraft, readDraft } from "./drafts.js";
+import { flushDrafts, keepDraft, readDraft, watchDrafts } from "./drafts.js";
 import { renderDriver } from "./driver.js";
 import {
   currentLanguage, defaultLanguage, editorMode, languageIds, languageName, rememberLanguage, stageLanguages,
@@ -45,8 +46,12 @@ export function startSource() {
     keepDraft(state.stage.id, state.language, editor.getValue(), currentLanguage().starter);
   });
 
+  watchDrafts((text) => { $("#draft-state").textContent = text; });
+
   $("#language").addEventListener("change", (event) => {
-    if (state.stage) showLanguage(event.target.value, { remember: true });
+    if (!state.stage) return;
+    flushDrafts();  // the language left behind keeps what was typed in it
+    showLanguage(event.target.value, { remember: true });
   });
 
   $("#reset").addEventListener("click", async () => {

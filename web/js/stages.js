@@ -1,7 +1,9 @@
 // The course: the stage list grouped by track (the nav), the learner's progress beside each
 // stage, and opening a stage (its lesson, then the editor and the tabs for it). main.js loads the
 // list and the progress; run.js reloads the progress when a job ends; report.js's "Next stage"
-// opens a stage through OPEN_STAGE (events.js). The one HTML the page inserts is the lesson,
+// opens a stage through OPEN_STAGE (events.js). Deadlines beside each stage are deadlines.js's.
+// Staff read the lessons here too (state.view "staff"): the lesson only, no editor, nothing of a
+// learner's. The one HTML the page inserts is the lesson,
 // rendered by the server (cmark-gfm in safe mode); lesson.js (window.cudojoLesson) adds math,
 // highlighted code and diagrams to it.
 
@@ -9,7 +11,8 @@ import { $, el } from "./dom.js";
 import { state } from "./state.js";
 import { api, token } from "./api.js";
 import { editor } from "./editor.js";
-import { openDrafts } from "./drafts.js";
+import { flushDrafts, openDrafts } from "./drafts.js";
+import { renderDeadlines } from "./deadlines.js";
 import { openSource } from "./source.js";
 import { showLastResult } from "./report.js";
 import { hideDiff, loadHistory } from "./history.js";
@@ -49,21 +52,25 @@ function renderStageNav(groups) {
       el("ol", { class: "track-stages", "aria-labelledby": headingId },
          ...stages.map((stage) => el("li", {},
            el("button", { type: "button", "data-stage": stage.id, onclick: () => selectStage(stage.id) },
-              el("span", { class: "id" }, stage.id), stage.title, el("span", { class: "progress-mark" }))))));
+              el("span", { class: "id" }, stage.id), stage.title, el("span", { class: "progress-mark" }),
+              el("span", { class: "due-mark" }))))));
   }));
   renderProgress();
+  renderDeadlines();
 }
 
 // Each stage button says in words (not colour alone) whether the learner has an accepted run, only
 // attempts, or none, and the best time ratio. Unknown progress (signed out, an older server) shows nothing.
 export async function loadProgress() {
-  if (!token()) {
+  if (!token() || state.view === "staff") {
     state.progress = null;
   } else {
     const answer = await api("/api/progress").catch(() => null);
     state.progress = answer && answer.stages ? answer.stages : null;
+    if (answer && answer.deadlines) state.deadlines = answer.deadlines;
   }
   renderProgress();
+  renderDeadlines();
 }
 
 function renderProgress() {
@@ -91,15 +98,23 @@ export async function loadStages() {
   // state.stages is the order on the page, so a stage's previous one (metrics.js) is the button
   // above it, across a track's boundary too (atomics/1 follows reduction/9).
   state.stages = groups.flatMap((group) => group.stages);
-  await openDrafts(state.stages.map((stage) => stage.id));
   renderStageNav(groups);
   const wanted = decodeURIComponent(location.hash.slice(1));
   if (state.stages.some((stage) => stage.id === wanted)) selectStage(wanted);
 }
 
-async function selectStage(id) {
+// Opens a stage. Only the newest opening goes on after each answer: a click on another stage, or
+// a change of learner meanwhile, wins.
+let openings = 0;
+let wanted = null;
+export async function selectStage(id) {
+  const mine = ++openings;
+  wanted = id;
+  flushDrafts();  // the stage left behind keeps what was typed in it
   const stage = await api(`/api/stages/${id}`);
+  if (mine !== openings) return;
   await openDrafts([stage.id]);
+  if (mine !== openings) return;
   state.stage = stage;
   location.hash = stage.id;
   for (const button of document.querySelectorAll("nav button")) {
@@ -112,7 +127,9 @@ async function selectStage(id) {
   lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
   // lesson.js (math, code highlighting, diagrams); a page without it shows the plain lesson.
   try { if (window.cudojoLesson) window.cudojoLesson.enhance(lesson); } catch (error) { console.error(error); }
+  if (state.view === "staff") return;  // staff read the lesson; running kernels is a learner's
   $("#workbench").hidden = false;
+  renderDeadlines();
   editor.refresh();  // the editor was created hidden: its gutter is measured now
   openSource(stage);
   hideDiff();
@@ -120,6 +137,12 @@ async function selectStage(id) {
   showLastResult(stage.id);
   loadHistory();
   loadLeaderboard();
+}
+
+// After a change of learner (main.js): the stage open, or being opened, opens again, so the
+// editor, the history and the results are the new learner's (a visitor's: the starter).
+export function reopenStage() {
+  return wanted ? selectStage(wanted) : Promise.resolve();
 }
 
 export function startStages() {

@@ -1,0 +1,77 @@
+// One run, for office hours (#class/3/job/55): who sent it and when (with "late" after the
+// deadline), its report drawn as the learner saw it (report_view.js), its source read-only with
+// line numbers (the report's line links lead there), and a diff against the learner's run before
+// it in the same stage (diff.js).
+
+import { el } from "../dom.js";
+import { api, localTime } from "../api.js";
+import { languageBadge, languageName } from "../languages.js";
+import { lateMark, renderReport, verdictBadge } from "../report_view.js";
+import { diffView } from "../diff.js";
+import { classHref } from "./router.js";
+import { heading, message } from "./ui.js";
+
+// The source as numbered lines; each can be scrolled to and marked.
+function sourceView(job) {
+  const lines = (job.source || "").replace(/\n$/, "").split("\n");
+  return el("pre", { class: "source", tabindex: "0", "aria-label": `Source of job ${job.id}` },
+    ...lines.flatMap((line, i) => [el("span", { class: "source-line", "data-line": i + 1 }, line), "\n"]));
+}
+
+function lineLinker(source) {
+  return (line, column) => {
+    if (!line) return null;
+    const target = () => source.querySelector(`.source-line[data-line='${line}']`);
+    return el("button", { type: "button", class: "line-link", "data-line": line, onclick: () => {
+      for (const lit of source.querySelectorAll(".source-line.lit")) lit.classList.remove("lit");
+      const found = target();
+      if (!found) return;
+      found.classList.add("lit");
+      found.scrollIntoView({ block: "center" });
+      source.focus({ preventScroll: true });
+    } }, column ? `line ${line}:${column}` : `line ${line}`);
+  };
+}
+
+// The learner's run of the same stage just before this one, with its source, or null.
+async function previousRun(cls, job) {
+  const query = `stage=${encodeURIComponent(job.stage)}&before=${job.id}&limit=1`;
+  const page = await api(`/api/classes/${cls.id}/learners/${job.learner.id}/jobs?${query}`);
+  return page.jobs.length ? api(`/api/classes/${cls.id}/jobs/${page.jobs[0].id}`) : null;
+}
+
+export async function showJob(box, context) {
+  const { cls, jobId } = context;
+  const job = await api(`/api/classes/${cls.id}/jobs/${jobId}`);
+  if (!context.current()) return;
+  const language = job.language || "cuda";
+  const source = sourceView(job);
+  const mark = (line, kind = "error") => {
+    const found = source.querySelector(`.source-line[data-line='${line}']`);
+    if (found) found.classList.add(`mark-${kind}`);
+  };
+  const report = el("div", { class: "report" });
+  renderReport(report, job.report ? { language, ...job.report, late: job.late } : null, { lineLink: lineLinker(source), mark });
+  const diff = el("div", {}, message("Looking for the run before..."));
+  box.replaceChildren(
+    el("p", { class: "crumbs" }, el("a", { href: classHref(cls.id) }, "← Progress grid"), " · ",
+       el("a", { href: classHref(cls.id, `learner/${job.learner.id}`, { stage: job.stage }) }, `${job.learner.name}'s runs of ${job.stage}`)),
+    heading(3, `Job #${job.id}: ${job.learner.name}, ${job.stage}`),
+    el("p", { class: "job-facts" }, job.verdict ? verdictBadge(job.verdict) : job.state, " ",
+       job.late ? lateMark() : "on time", " · submitted ", localTime(job.created_at), " · ",
+       languageBadge(language), " ", languageName(language)),
+    el("div", { class: "job-columns" },
+       el("section", { "aria-label": "Report" }, heading(4, "Report"), report),
+       el("section", { "aria-label": "Source" }, heading(4, "Source (read-only)"), source)),
+    el("section", { "aria-label": "Changes since the run before" }, heading(4, "Changes since the run before"), diff));
+  const before = await previousRun(cls, job).catch((error) => ({ error }));
+  if (!context.current()) return;
+  if (!before) return diff.replaceChildren(message(`This is ${job.learner.name}'s first run of ${job.stage}.`));
+  if (before.error) return diff.replaceChildren(message(`Cannot load the run before: ${before.error.message}`, "bad"));
+  const shown = diffView(before.source, job.source, `diff of job ${before.id} against job ${job.id}`);
+  diff.replaceChildren(
+    el("p", {}, "Against ", el("a", { href: classHref(cls.id, `job/${before.id}`) }, `job #${before.id}`),
+       ` (${localTime(before.created_at)}): lines marked - were only in #${before.id}, + are new in #${job.id}.`,
+       (before.language || "cuda") !== language ? ` It was in ${languageName(before.language)}.` : ""),
+    shown ? (shown.changed ? shown.view : message("No differences.")) : message("The diff library did not load.", "bad"));
+}
