@@ -229,20 +229,19 @@ int class_roster(ClassCommands& commands, Store& store, const ServeLimits& limit
   }
   if (parsed.rows.empty()) throw UsageError("the roster holds no learners");
   const RosterImportCounts counts =
-      store.classes().import_roster(class_info.id, parsed.rows,
+      store.classes().import_roster(class_info.id, parsed.rows, limits.max_learners_per_class,
                                     {console_actor(), class_info.id, "roster.import",
                                      fmt::format("imported a roster of {} learners", parsed.rows.size())});
   if (commands.json) {
     std::cout << json_text(json{{"created", counts.created},
                                 {"updated", counts.updated},
-                                {"restored", counts.restored},
                                 {"unchanged", counts.unchanged}})
               << "\n";
   } else {
     std::cout << fmt::format(
-        "'{}': {} created, {} updated, {} restored, {} unchanged. `cudojo class tokens {}` makes "
-        "the tokens to hand out.\n",
-        class_info.name, counts.created, counts.updated, counts.restored, counts.unchanged, class_info.id);
+        "'{}': {} created, {} updated, {} unchanged. `cudojo class tokens {}` makes the tokens to hand "
+        "out.\n",
+        class_info.name, counts.created, counts.updated, counts.unchanged, class_info.id);
   }
   return 0;
 }

@@ -122,6 +122,12 @@ struct ServeLimits {
   int max_joins_per_class_per_hour = 1000;
   // Learners in one roster import (a CSV of student id, name, e-mail).
   int max_roster_rows = 5000;
+  // Learners one class may hold (removed ones not counted): a grid and an export of this many stay
+  // well inside a second, and no import or join grows a class past it.
+  int max_learners_per_class = 3000;
+  // Invite codes one client address may get wrong in an hour: a class's typos fit many times over;
+  // guessing a 50-bit code at this rate is hopeless.
+  int max_failed_joins_per_address_per_hour = 1000;
   // Drafts one learner may save (or delete) in a minute. The page saves a second after typing stops,
   // so a learner typing all minute saves about 60; past it, 429 and the page keeps its local copy.
   int max_draft_saves_per_minute = 120;

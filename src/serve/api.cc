@@ -209,6 +209,7 @@ void Api::answer_store_error(const http::Request& request, http::Response& respo
     case StoreErrorCode::kInvalidName:
       return send_error(response, 400, error.what());
     case StoreErrorCode::kNameTaken:
+    case StoreErrorCode::kConflict:
       return send_error(response, 409, error.what());
     case StoreErrorCode::kKeyReused:
       return send_error(response, 422, error.what());
@@ -216,6 +217,9 @@ void Api::answer_store_error(const http::Request& request, http::Response& respo
     case StoreErrorCode::kLearnerBusy:
     case StoreErrorCode::kAddressBusy:
       response.set_header("Retry-After", retry_after);
+      return send_error(response, 429, error.what());
+    case StoreErrorCode::kTooManyJoins:
+      response.set_header("Retry-After", "600");
       return send_error(response, 429, error.what());
     case StoreErrorCode::kUnavailable:
     case StoreErrorCode::kInternal:

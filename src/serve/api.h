@@ -183,6 +183,17 @@ class Api {
   bool take_draft_save(std::int64_t learner_id, Response& response);
   std::mutex draft_saves_mutex_;
   std::map<std::int64_t, std::deque<std::chrono::steady_clock::time_point>> draft_saves_;
+  // Whether `address` may try another invite code (max_failed_joins_per_address_per_hour); a wrong one
+  // is counted by count_failed_join.
+  bool may_try_invite(const std::string& address);
+  void count_failed_join(const std::string& address);
+  std::mutex failed_joins_mutex_;
+  std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> failed_joins_;
+  // Whether an export by `actor` of `class_id` goes into the audit log now: once per actor and class
+  // in ten minutes, so that exporting in a loop cannot push everything else out of the log's pages.
+  bool export_worth_recording(const Actor& actor, std::int64_t class_id);
+  std::mutex exports_mutex_;
+  std::map<std::pair<std::string, std::int64_t>, std::chrono::steady_clock::time_point> last_export_recorded_;
   // When each client address created its learners in the last hour (oldest first).
   mutable std::mutex new_learners_mutex_;
   std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> new_learners_by_address_;

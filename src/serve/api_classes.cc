@@ -95,21 +95,46 @@ std::optional<std::pair<std::optional<std::int64_t>, int>> audit_page(const http
   return std::make_pair(before, limit);
 }
 
-// Whether `staff_id` is the only instructor among `members`.
-bool is_only_instructor(const std::vector<ClassStaffMember>& members, std::int64_t staff_id) {
-  const auto instructors = std::count_if(members.begin(), members.end(), [](const ClassStaffMember& m) {
-    return m.role == ClassRole::kInstructor;
-  });
-  return instructors == 1 && std::any_of(members.begin(), members.end(), [&](const ClassStaffMember& m) {
-           return m.id == staff_id && m.role == ClassRole::kInstructor;
-         });
+// Gives the member of staff named `name` `role` in the class, answering for it: a name without an
+// account gets a new one (its token shown once, 201); an account that already holds a role in the class
+// gets this one instead (200); any other existing account only when `attach_existing` says so (an
+// administrator's deliberate choice, 200). Otherwise 409 and nullopt: a name that an instructor typed
+// must never hand them, or the class, someone else's account.
+std::optional<json> grant_role(ClassStore& classes, const ClassInfo& class_info, const std::string& name,
+                               ClassRole role, bool attach_existing, const Actor& actor,
+                               http::Response& response) {
+  auto account = classes.find_staff_by_name(name);
+  json shown = {{"token", nullptr}, {"role", to_string(role)}};
+  if (account && !account->roles.contains(class_info.id) && !attach_existing) {
+    send_error(
+        response, 409,
+        fmt::format("a member of staff is named '{}' already: choose another name for a new account, or "
+                    "have an administrator add that account to the class (\"existing\": true)",
+                    name));
+    return std::nullopt;
+  }
+  if (!account) {
+    IssuedStaff issued = classes.create_staff(
+        name, false, {actor, class_info.id, "staff.create", fmt::format("created staff account '{}'", name)});
+    account = issued.staff;
+    shown["token"] = issued.token;
+  }
+  classes.set_class_role(
+      class_info.id, account->id, role,
+      {actor, class_info.id, "class.staff_add",
+       fmt::format("made {} {} of the class", account->name,
+                   role == ClassRole::kInstructor ? "an instructor" : "a teaching assistant")});
+  shown["id"] = account->id;
+  shown["name"] = account->name;
+  response.set_header("Cache-Control", "no-store");
+  return shown;
 }
 
-// What a member of staff is in a class, as the page shows it: their role there, or "admin" for an
-// administrator without one.
+// What a member of staff is in a class, as the page shows it: "admin" for an administrator (who may
+// do everything there, whatever role they also hold), else their role there.
 std::string role_in(const StaffAccount& staff, std::int64_t class_id) {
   const auto role = staff.roles.find(class_id);
-  return role == staff.roles.end() ? "admin" : std::string(to_string(role->second));
+  return staff.admin || role == staff.roles.end() ? "admin" : std::string(to_string(role->second));
 }
 
 }  // namespace
@@ -130,18 +155,31 @@ void Api::list_classes(const Request& request, Response& response) {
 void Api::create_class(const Request& request, Response& response) {
   const auto admin = staff_or_refuse(request, response, true);
   if (!admin) return;
-  const auto body =
-      object_with(request, response, {"name", "instructor"},
-                  "{\"name\": \"GPU Programming 2027\"} and, optionally, \"instructor\": \"<name>\"");
+  const char* shape =
+      "{\"name\": \"GPU Programming 2027\"} and, optionally, \"instructor\": \"<name>\" (with \"existing\": "
+      "true to "
+      "make an existing staff account the instructor)";
+  const auto body = object_with(request, response, {"name", "instructor", "existing"}, shape);
   if (!body) return;
   if (!body->contains("name") || !(*body)["name"].is_string() ||
-      (body->contains("instructor") && !(*body)["instructor"].is_string()))
-    return send_error(response, 400, "\"name\" (and \"instructor\", when given) are strings");
+      (body->contains("instructor") && !(*body)["instructor"].is_string()) ||
+      (body->contains("existing") && !(*body)["existing"].is_boolean()))
+    return send_error(response, 400, fmt::format("send {}", shape));
   const std::string name = (*body)["name"].get<std::string>();
   if (auto problem = class_name_problem(name)) return send_error(response, 400, *problem);
-  // The instructor's name is checked before anything is made, so a refusal leaves no class behind.
-  if (body->contains("instructor") && !store_internal::checked_name((*body)["instructor"].get<std::string>()))
-    return send_error(response, 400, store_internal::kNameRule);
+  // The instructor is checked before anything is made, so a refusal leaves no class behind.
+  std::optional<std::string> instructor;
+  if (body->contains("instructor")) {
+    instructor = store_internal::checked_name((*body)["instructor"].get<std::string>());
+    if (!instructor) return send_error(response, 400, store_internal::kNameRule);
+    if (!body->value("existing", false) && store_.classes().find_staff_by_name(*instructor)) {
+      return send_error(
+          response, 409,
+          fmt::format("a member of staff is named '{}' already: send \"existing\": true to make that "
+                      "account the class's instructor, or choose another name for a new account",
+                      *instructor));
+    }
+  }
   if (!store_usable(request, response)) return;
   try {
     ClassStore& classes = store_.classes();
@@ -149,23 +187,10 @@ void Api::create_class(const Request& request, Response& response) {
     const ClassInfo made = classes.create_class(
         name, {actor, std::nullopt, "class.create", fmt::format("created class '{}'", name)});
     json answer = {{"class", class_json(made)}};
-    if (body->contains("instructor")) {
-      const std::string instructor = (*body)["instructor"].get<std::string>();
-      auto account = classes.find_staff_by_name(instructor);
-      json shown = {{"token", nullptr}};
-      if (!account) {
-        IssuedStaff issued = classes.create_staff(
-            instructor, false,
-            {actor, made.id, "staff.create", fmt::format("created staff account '{}'", instructor)});
-        account = issued.staff;
-        shown["token"] = issued.token;
-      }
-      classes.set_class_role(
-          made.id, account->id, ClassRole::kInstructor,
-          {actor, made.id, "class.staff_add", fmt::format("made {} an instructor", account->name)});
-      shown["id"] = account->id;
-      shown["name"] = account->name;
-      answer["instructor"] = shown;
+    if (instructor) {
+      const auto granted =
+          grant_role(classes, made, *instructor, ClassRole::kInstructor, true, actor, response);
+      answer["instructor"] = *granted;
     }
     send_json(response, 201, answer);
   } catch (const StoreError& error) {
@@ -234,40 +259,28 @@ void Api::change_class(const Request& request, Response& response) {
 void Api::add_class_staff(const Request& request, Response& response) {
   const auto found = class_for(request, response, ClassAccess::kChange);
   if (!found) return;
-  const auto body = object_with(request, response, {"name", "role"},
-                                "{\"name\": \"...\", \"role\": \"ta\" or \"instructor\"}");
+  const char* shape =
+      "{\"name\": \"...\", \"role\": \"ta\" or \"instructor\"} (an administrator may add \"existing\": true "
+      "to "
+      "give an existing staff account the role)";
+  const auto body = object_with(request, response, {"name", "role", "existing"}, shape);
   if (!body) return;
   const auto role = body->contains("role") && (*body)["role"].is_string()
                         ? parse_class_role((*body)["role"].get<std::string>())
                         : std::nullopt;
-  if (!body->contains("name") || !(*body)["name"].is_string() || !role)
-    return send_error(response, 400, "send {\"name\": \"...\", \"role\": \"ta\" or \"instructor\"}");
+  if (!body->contains("name") || !(*body)["name"].is_string() || !role ||
+      (body->contains("existing") && !(*body)["existing"].is_boolean()))
+    return send_error(response, 400, fmt::format("send {}", shape));
+  const bool attach_existing = body->value("existing", false);
+  if (attach_existing && !found->staff.admin)
+    return send_error(response, 403,
+                      "only an administrator gives an existing staff account a role in a class");
   if (!store_usable(request, response)) return;
   try {
-    ClassStore& classes = store_.classes();
-    const std::string name = (*body)["name"].get<std::string>();
-    auto account = classes.find_staff_by_name(name);
-    // Giving the class's only instructor another role would leave it with none.
-    if (account && *role != ClassRole::kInstructor &&
-        is_only_instructor(classes.class_staff(found->class_info.id), account->id))
-      return send_error(response, 409,
-                        "a class keeps at least one instructor; add another before changing this one");
-    json shown = {{"token", nullptr}, {"role", to_string(*role)}};
-    if (!account) {
-      IssuedStaff issued = classes.create_staff(name, false,
-                                                {found->actor(), found->class_info.id, "staff.create",
-                                                 fmt::format("created staff account '{}'", name)});
-      account = issued.staff;
-      shown["token"] = issued.token;
-    }
-    classes.set_class_role(
-        found->class_info.id, account->id, *role,
-        {found->actor(), found->class_info.id, "class.staff_add",
-         fmt::format("made {} {} of the class", account->name,
-                     *role == ClassRole::kInstructor ? "an instructor" : "a teaching assistant")});
-    shown["id"] = account->id;
-    shown["name"] = account->name;
-    send_json(response, shown["token"].is_null() ? 200 : 201, shown);
+    const auto granted = grant_role(store_.classes(), found->class_info, (*body)["name"].get<std::string>(),
+                                    *role, attach_existing, found->actor(), response);
+    if (!granted) return;
+    send_json(response, (*granted)["token"].is_null() ? 200 : 201, *granted);
   } catch (const StoreError& error) {
     answer_store_error(request, response, error);
   }
@@ -282,9 +295,8 @@ void Api::remove_class_staff(const Request& request, Response& response) {
   const auto member = std::find_if(members.begin(), members.end(),
                                    [&](const ClassStaffMember& m) { return staff_id && m.id == *staff_id; });
   if (member == members.end()) return send_error(response, 404, "no such member of this class's staff");
-  if (is_only_instructor(members, member->id))
-    return send_error(response, 409,
-                      "a class keeps at least one instructor; add another before removing this one");
+  // A class keeps an instructor: the store refuses the last one's removal (kConflict, 409) in the
+  // removal's own transaction, so two removals at once cannot both pass.
   if (!store_usable(request, response)) return;
   try {
     classes.remove_class_role(found->class_info.id, member->id,
@@ -340,6 +352,7 @@ void Api::create_staff(const Request& request, Response& response) {
          fmt::format("created {} account '{}'", make_admin ? "administrator" : "staff", name)});
     json shown = staff_json(issued.staff);
     shown["token"] = issued.token;
+    response.set_header("Cache-Control", "no-store");
     send_json(response, 201, shown);
   } catch (const StoreError& error) {
     answer_store_error(request, response, error);

@@ -84,7 +84,9 @@ void Api::create_learner(const Request& request, Response& response) {
   try {
     NewLearner wanted;
     wanted.name = body["name"].get<std::string>();
+    wanted.max_class_learners = limits_.max_learners_per_class;
     IssuedLearner issued = store_.add_learner(wanted);
+    response.set_header("Cache-Control", "no-store");
     send_json(response, 201, issued_learner_json(issued, store_.classes().default_class()));
   } catch (const StoreError& error) {
     give_back();
@@ -98,48 +100,79 @@ void Api::join_class(const Request& request, Response& response) {
       !body.contains("name") || !body["name"].is_string()) {
     return send_error(
         response, 400,
-        "send {\"invite\": \"<your class's code>\", \"name\": \"...\"} (and, if your class asks "
-        "for it, \"student_id\")");
+        "send {\"invite\": \"<your class's code>\", \"name\": \"...\"} (and, if you like, \"email\")");
+  }
+  // A student id is the roster's to give (or an instructor's): one a learner typed would let them
+  // claim a classmate's roster entry, or learn which ids a roster holds.
+  if (body.contains("student_id")) {
+    return send_error(
+        response, 400,
+        "a student id comes from your class's roster, not from joining: ask your instructor for the "
+        "token of your roster entry, or join without one");
   }
   NewLearner wanted;
   wanted.name = body["name"].get<std::string>();
-  const auto student_id = optional_text(body, "student_id", response);
-  if (!student_id) return;
   const auto email = optional_text(body, "email", response);
   if (!email) return;
-  wanted.student_id = *student_id;
   wanted.email = *email;
-  if (!wanted.student_id.empty()) {
-    if (auto problem = student_id_problem(wanted.student_id)) return send_error(response, 400, *problem);
-  }
   if (!wanted.email.empty()) {
     if (auto problem = email_problem(wanted.email)) return send_error(response, 400, *problem);
+  }
+  const std::string address = http::address_group(request.client_address);
+  if (!may_try_invite(address)) {
+    response.set_header("Retry-After", "3600");
+    return send_error(
+        response, 429,
+        fmt::format("{} wrong invite codes from this address in the last hour; check the code with "
+                    "your instructor and try again later",
+                    limits_.max_failed_joins_per_address_per_hour));
   }
   if (!store_usable(request, response)) return;
   const auto found =
       store_.classes().find_class_by_invite(normalize_invite_code(body["invite"].get<std::string>()));
-  if (!found)
+  if (!found) {
+    count_failed_join(address);
     return send_error(response, 404, "no class has this invite code; check it with your instructor");
+  }
   if (!found->joining_open) {
     return send_error(response, 403,
                       "this class is not taking new learners; ask your instructor for the token of your "
                       "roster entry");
   }
-  // Joins are counted per class, not per address: a class behind one school address joins as a crowd.
-  const double hour_ago = store_internal::now_seconds() - 3600;
-  if (store_.classes().learners_joined_since(found->id, hour_ago) >= limits_.max_joins_per_class_per_hour) {
-    response.set_header("Retry-After", "600");
-    return send_error(
-        response, 429,
-        fmt::format("{} learners joined this class in the last hour, its limit; try again later",
-                    limits_.max_joins_per_class_per_hour));
-  }
+  // Joins are counted per class, not per address: a class behind one school address joins as a
+  // crowd. The store counts them, and the class's size, in the insert's own transaction.
   wanted.class_id = found->id;
+  wanted.origin = LearnerOrigin::kInvite;
+  wanted.max_invites_per_hour = limits_.max_joins_per_class_per_hour;
+  wanted.max_class_learners = limits_.max_learners_per_class;
   try {
+    response.set_header("Cache-Control", "no-store");
     send_json(response, 201, issued_learner_json(store_.add_learner(wanted), *found));
   } catch (const StoreError& error) {
     answer_store_error(request, response, error);
   }
+}
+
+bool Api::may_try_invite(const std::string& address) {
+  std::lock_guard lock(failed_joins_mutex_);
+  const auto found = failed_joins_.find(address);
+  if (found == failed_joins_.end()) return true;
+  const auto now = std::chrono::steady_clock::now();
+  while (!found->second.empty() && now - found->second.front() > std::chrono::hours(1))
+    found->second.pop_front();
+  return static_cast<int>(found->second.size()) < limits_.max_failed_joins_per_address_per_hour;
+}
+
+void Api::count_failed_join(const std::string& address) {
+  std::lock_guard lock(failed_joins_mutex_);
+  const auto now = std::chrono::steady_clock::now();
+  // Addresses idle for an hour are forgotten, so the table holds only the last hour's.
+  if (failed_joins_.size() > 10'000) {
+    std::erase_if(failed_joins_, [&](const auto& entry) {
+      return entry.second.empty() || now - entry.second.back() > std::chrono::hours(1);
+    });
+  }
+  failed_joins_[address].push_back(now);
 }
 
 void Api::get_me(const Request& request, Response& response) {

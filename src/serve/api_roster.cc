@@ -66,15 +66,12 @@ void Api::import_roster(const Request& request, Response& response) {
   if (!store_usable(request, response)) return;
   try {
     const RosterImportCounts counts =
-        store_.classes().import_roster(found->class_info.id, parsed.rows,
+        store_.classes().import_roster(found->class_info.id, parsed.rows, limits_.max_learners_per_class,
                                        {found->actor(), found->class_info.id, "roster.import",
                                         fmt::format("imported a roster of {} learner{}", parsed.rows.size(),
                                                     parsed.rows.size() == 1 ? "" : "s")});
     send_json(response, 200,
-              {{"created", counts.created},
-               {"updated", counts.updated},
-               {"restored", counts.restored},
-               {"unchanged", counts.unchanged}});
+              {{"created", counts.created}, {"updated", counts.updated}, {"unchanged", counts.unchanged}});
   } catch (const StoreError& error) {
     answer_store_error(request, response, error);
   }
@@ -129,6 +126,8 @@ void Api::change_learner(const Request& request, Response& response) {
     const auto after = store_.classes().change_learner(
         found->class_info.id, before->id, change, {found->actor(), found->class_info.id, action, detail});
     if (!after) return send_error(response, 404, "no such learner in this class");
+    // A removed learner's token is gone: so are the streams its tickets opened on this node.
+    if (after->removed_at) streams_.close_learner(after->id);
     send_json(response, 200, roster_entry_json(*after));
   } catch (const StoreError& error) {
     answer_store_error(request, response, error);
@@ -150,6 +149,7 @@ void Api::reset_learner_token(const Request& request, Response& response) {
         {found->actor(), found->class_info.id, "learner.token_reset",
          fmt::format("gave {} a new token (the old one stopped working)", who(*learner))});
     if (!token) return send_error(response, 404, "no such learner in this class");
+    streams_.close_learner(learner->id);
     response.set_header("Cache-Control", "no-store");
     send_json(response, 200,
               {{"id", learner->id},
@@ -164,16 +164,18 @@ void Api::reset_learner_token(const Request& request, Response& response) {
 void Api::issue_tokens(const Request& request, Response& response) {
   const auto found = class_for(request, response, ClassAccess::kChange);
   if (!found) return;
-  json body = json::parse(request.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) body = json::object();
+  // An empty body takes the defaults; anything else must be the object the route names, so that a
+  // body cut short never hands out tokens under defaults nobody asked for.
+  json body = request.body.empty() ? json::object() : json::parse(request.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) body = nullptr;
   const auto text_or = [&](const char* key, const char* otherwise) -> std::optional<std::string> {
-    if (!body.contains(key)) return otherwise;
+    if (!body.is_object() || !body.contains(key)) return otherwise;
     if (!body[key].is_string()) return std::nullopt;
     return body[key].get<std::string>();
   };
   const auto which = text_or("learners", "not_signed_in");
   const auto format = text_or("format", "json");
-  if (!which || !format || (*which != "not_signed_in" && *which != "all") ||
+  if (body.is_null() || !which || !format || (*which != "not_signed_in" && *which != "all") ||
       (*format != "json" && *format != "csv")) {
     return send_error(
         response, 400,

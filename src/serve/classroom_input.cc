@@ -6,6 +6,7 @@
 #include <array>
 #include <cctype>
 #include <ctime>
+#include <regex>
 #include <set>
 
 #include "compile/utf8.h"
@@ -27,13 +28,6 @@ std::string lower(std::string text) {
   return text;
 }
 
-bool has_control_character(std::string_view text) {
-  return std::any_of(text.begin(), text.end(), [](char c) {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte < 0x20 || byte == 0x7F;
-  });
-}
-
 std::size_t utf8_characters(std::string_view text) {
   std::size_t count = 0;
   for (std::size_t at = 0; at < text.size(); ++count) {
@@ -42,8 +36,6 @@ std::size_t utf8_characters(std::string_view text) {
   }
   return count;
 }
-
-bool is_valid_utf8(std::string_view text) { return valid_utf8(text) == text; }
 
 }  // namespace
 
@@ -68,76 +60,62 @@ std::optional<std::string> student_id_problem(const std::string& student_id) {
 }
 
 std::optional<std::string> email_problem(const std::string& email) {
+  // Printable ASCII only: an address is for a school's mail system, and nothing in it may hide or
+  // reorder text in a grid or an export.
   const auto at = email.find('@');
   const bool ok = email.size() <= 254 && at != std::string::npos && at > 0 && at + 1 < email.size() &&
-                  email.find('@', at + 1) == std::string::npos && email.find(' ') == std::string::npos &&
-                  !has_control_character(email) && is_valid_utf8(email);
+                  email.find('@', at + 1) == std::string::npos &&
+                  std::all_of(email.begin(), email.end(), [](char c) { return c > ' ' && c < 127; });
   if (ok) return std::nullopt;
-  return "an e-mail address has one '@' with text on both sides, no spaces, and at most 254 characters";
+  return "an e-mail address has one '@' with text on both sides, printable ASCII without spaces, and at most "
+         "254 "
+         "characters";
 }
 
 std::optional<std::string> class_name_problem(const std::string& name) {
-  const bool ok = !name.empty() && name == trimmed(name) && is_valid_utf8(name) &&
-                  !has_control_character(name) && utf8_characters(name) <= 80;
+  const bool ok = !name.empty() && name == trimmed(name) && !store_internal::has_invisible_or_control(name) &&
+                  utf8_characters(name) <= 80;
   if (ok) return std::nullopt;
-  return "a class's name is 1 to 80 characters, without control characters or spaces around it";
+  return "a class's name is 1 to 80 characters, without control, invisible or direction-changing characters "
+         "or "
+         "spaces around it";
 }
 
 std::optional<double> parse_time(std::string_view text, bool local_without_zone) {
-  // YYYY-MM-DD, 'T' or a space, HH:MM, optionally :SS and a fraction, then Z or +HH:MM / -HH:MM.
-  std::string rest(text.substr(0, 64));
-  int year = 0, month = 0, day = 0, hour = 0, minute = 0, consumed = 0;
-  char separator = 0;
-  if (std::sscanf(rest.c_str(), "%4d-%2d-%2d%c%2d:%2d%n", &year, &month, &day, &separator, &hour, &minute,
-                  &consumed) != 6 ||
-      (separator != 'T' && separator != 't' && separator != ' ')) {
-    return std::nullopt;
-  }
-  double seconds = 0;
-  std::size_t at = static_cast<std::size_t>(consumed);
-  if (at < rest.size() && rest[at] == ':') {
-    std::size_t end = at + 1;
-    while (end < rest.size() && (std::isdigit(static_cast<unsigned char>(rest[end])) || rest[end] == '.'))
-      ++end;
-    try {
-      seconds = std::stod(rest.substr(at + 1, end - at - 1));
-    } catch (...) {
-      return std::nullopt;
-    }
-    at = end;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || seconds < 0 ||
-      seconds >= 61)
-    return std::nullopt;
+  // YYYY-MM-DD, 'T' or a space, HH:MM, optionally :SS and a fraction, then Z or +HH:MM / -HHMM; every
+  // field its full width, so that "2026-1-1T1:1Z" or "00.5.5Z" are refused, not guessed at.
+  static const std::regex kTime(
+      R"((\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:([Zz])|([+-])(\d{2}):?(\d{2}))?)");
+  std::smatch field;
+  const std::string typed(text.substr(0, 64));
+  if (text.size() > 64 || !std::regex_match(typed, field, kTime)) return std::nullopt;
+  const auto number = [&](int index) { return field[index].matched ? std::stoi(field[index].str()) : 0; };
   std::tm fields{};
-  fields.tm_year = year - 1900;
-  fields.tm_mon = month - 1;
-  fields.tm_mday = day;
-  fields.tm_hour = hour;
-  fields.tm_min = minute;
-  const std::string zone = rest.substr(at);
-  if (zone.empty()) {
+  fields.tm_year = number(1) - 1900;
+  fields.tm_mon = number(2) - 1;
+  fields.tm_mday = number(3);
+  fields.tm_hour = number(4);
+  fields.tm_min = number(5);
+  const int seconds = number(6);
+  const double fraction = field[7].matched ? std::stod("0" + field[7].str()) : 0.0;
+  if (fields.tm_mon < 0 || fields.tm_mon > 11 || fields.tm_mday < 1 || fields.tm_hour > 23 ||
+      fields.tm_min > 59 || seconds > 59 || number(10) > 14 || number(11) > 59)
+    return std::nullopt;
+  const bool has_zone = field[8].matched || field[9].matched;
+  if (!has_zone) {
     if (!local_without_zone) return std::nullopt;
-    fields.tm_isdst = -1;
-    const std::time_t local = std::mktime(&fields);
-    if (local == -1) return std::nullopt;
-    return static_cast<double>(local) + seconds;
+    std::tm local = fields;
+    local.tm_isdst = -1;
+    const std::time_t when = std::mktime(&local);
+    if (when == -1 || local.tm_mday != fields.tm_mday) return std::nullopt;
+    return static_cast<double>(when) + seconds + fraction;
   }
-  int offset_minutes = 0;
-  if (zone != "Z" && zone != "z") {
-    int offset_hours = 0, offset_rest = 0;
-    char sign = 0;
-    if ((std::sscanf(zone.c_str(), "%c%2d:%2d", &sign, &offset_hours, &offset_rest) != 3 &&
-         std::sscanf(zone.c_str(), "%c%2d%2d", &sign, &offset_hours, &offset_rest) != 3) ||
-        (sign != '+' && sign != '-') || offset_hours > 14 || offset_rest > 59 || zone.size() > 6) {
-      return std::nullopt;
-    }
-    offset_minutes = (sign == '-' ? -1 : 1) * (offset_hours * 60 + offset_rest);
-  }
+  const int offset_minutes = (field[9].str() == "-" ? -1 : 1) * (number(10) * 60 + number(11));
+  const int day = fields.tm_mday, month = fields.tm_mon;
   const std::time_t utc = timegm(&fields);
   // timegm normalizes 31 February into March: a date that moved was not a date.
-  if (fields.tm_mday != day || fields.tm_mon != month - 1) return std::nullopt;
-  return static_cast<double>(utc) + seconds - offset_minutes * 60.0;
+  if (fields.tm_mday != day || fields.tm_mon != month) return std::nullopt;
+  return static_cast<double>(utc) + seconds + fraction - offset_minutes * 60.0;
 }
 
 std::string iso_time(double seconds) {

@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 
+#include "serve/store_internal.h"
+
 namespace cudojo {
 namespace {
 
@@ -16,12 +18,30 @@ TEST(ClassroomInput, InviteCodesForgiveCaseSpacesAndDashes) {
   EXPECT_EQ(normalize_invite_code(std::string(500, 'a')).size(), 64u);  // never longer than any code
 }
 
+TEST(ClassroomInput, NamesAreLettersAReaderSees) {
+  for (const char* good : {"Ada Lovelace", "Zo\u00eb O'Neil", "Jos\u00e9 N\u00fa\u00f1ez", "Jose\u0301",
+                           "\u041c\u0430\u0440\u0438\u044f", "\u5f20\u4f1f", "\u0645\u0631\u064a\u0645",
+                           "\ud55c\uc9c0\ubbfc", "Nguy\u1ec5n V\u0103n"})
+    EXPECT_TRUE(store_internal::checked_name(good)) << good;
+  // Blank-looking fillers, joiners, bidi and other format characters, spaces of other widths, symbols
+  // that imitate ASCII, and marks without a letter or piled up.
+  for (const char* bad : {"Alice\u3164", "Alice\u034f", "Alice\u2800", "\u2800", "\uffa0", "\u115f",
+                          "A\u061cB", "A\u180eB", "Alice\u1680Smith", "\uff1dSUM", "A\u200bB", "A\u202eB",
+                          "\u0301A", "A\u0301\u0301\u0301", "Ada\u00a0L", "A\u00adB"})
+    EXPECT_FALSE(store_internal::checked_name(bad)) << bad;
+  EXPECT_TRUE(class_name_problem("Class\u202eevil"));
+  EXPECT_TRUE(class_name_problem("Cl\u200bass"));
+  EXPECT_TRUE(class_name_problem("Class\u0085x"));
+  EXPECT_FALSE(class_name_problem("GPU \u2014 Programmation parall\u00e8le"));
+}
+
 TEST(ClassroomInput, StudentIdsAndAddressesAreCheckedWithASentence) {
   EXPECT_FALSE(student_id_problem("s2024-001.a_b"));
   for (const char* bad : {"", "a b", "s;1", "\xC3\xA9t\xC3\xA9"}) EXPECT_TRUE(student_id_problem(bad)) << bad;
   EXPECT_TRUE(student_id_problem(std::string(65, '1')));
   EXPECT_FALSE(email_problem("ada@example.edu"));
-  for (const char* bad : {"ada", "@example.edu", "ada@", "a@b@c", "ada @example.edu", "ada@ex\nample.edu"})
+  for (const char* bad : {"ada", "@example.edu", "ada@", "a@b@c", "ada @example.edu", "ada@ex\nample.edu",
+                          "\u202emoc.evil@x", "a\u200b@x", "a\u0085@x"})
     EXPECT_TRUE(email_problem(bad)) << bad;
   EXPECT_FALSE(class_name_problem("GPU Programming 2027 (Section 2)"));
   for (const char* bad : {"", " padded", "tab\there"}) EXPECT_TRUE(class_name_problem(bad)) << bad;
@@ -36,8 +56,10 @@ TEST(ClassroomInput, TimesNeedAZoneUnlessTypedOnTheServer) {
   EXPECT_EQ(parse_time("2026-12-15T18:59:00.5-0500"), 1797379140.5);
   EXPECT_EQ(parse_time("2026-12-15 23:59:00z"), 1797379140.0);
   EXPECT_FALSE(parse_time("2026-12-15T23:59:00"));  // no zone: which midnight?
-  for (const char* bad : {"soon", "2026-02-30T00:00Z", "2026-13-01T00:00Z", "2026-12-15T24:00Z",
-                          "2026-12-15T23:59+25:00", "2026-12-15T23:59:00Zjunk", "2026/12/15 23:59Z"})
+  for (const char* bad :
+       {"soon", "2026-02-30T00:00Z", "2026-13-01T00:00Z", "2026-12-15T24:00Z", "2026-12-15T23:59+25:00",
+        "2026-12-15T23:59:00Zjunk", "2026/12/15 23:59Z", "2026-12-15T23:59:00.5.5Z", "2026-12-15T23:59:60Z",
+        "2026-12-15T23:59+14:60", "2026-1-1T1:1Z", "2026-12-15T23:59:00+1:00"})
     EXPECT_FALSE(parse_time(bad)) << bad;
   // On the server machine a time without a zone is its own zone's.
   setenv("TZ", "Europe/Berlin", 1);

@@ -100,6 +100,21 @@ void JobStreams::attach(const std::shared_ptr<Place>& place, std::int64_t job_id
   poke();
 }
 
+void JobStreams::close_learner(std::int64_t learner_id) {
+  std::vector<std::shared_ptr<http::ResponseStream>> theirs;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [id, entry] : entries_)
+      if (entry.learner_id == learner_id) theirs.push_back(entry.stream);
+  }
+  for (auto& stream : theirs) {
+    stream->write(
+        "event: ended\ndata: {\"reason\": \"this learner's token was reset or they were removed; sign in "
+        "again\"}\n\n");
+    stream->close();
+  }
+}
+
 void JobStreams::remove(std::int64_t entry_id) {
   std::lock_guard lock(mutex_);
   if (entries_.erase(entry_id) > 0) --places_taken_;

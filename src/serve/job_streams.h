@@ -71,6 +71,9 @@ class JobStreams {
               std::shared_ptr<http::ResponseStream> stream);
   // A job changed on this node: look now instead of at the next poll.
   void poke();
+  // Ends the learner's open streams on this node (their token was reset, or they were removed): what
+  // a ticket opened must not outlive the token it was issued under. Each gets `event: ended` first.
+  void close_learner(std::int64_t learner_id);
   int open_count() const;
 
  private:

@@ -192,10 +192,26 @@ std::optional<std::string> PostgresStore::reset_staff_token(std::int64_t staff_i
   });
 }
 
+namespace {
+
+// Throws StoreError kConflict when `staff_id` is the class's only instructor. The class's row is
+// locked first, so two changes of its staff at once are judged one after the other.
+void keep_an_instructor(PostgresStore::Session& session, std::int64_t class_id, std::int64_t staff_id) {
+  session.run("SELECT 1 FROM classes WHERE id = $1 FOR UPDATE", Params().add(class_id));
+  Rows others = session.run(
+      "SELECT COUNT(*) FILTER (WHERE staff_id = $2), COUNT(*) FILTER (WHERE staff_id <> $2) FROM class_staff"
+      " WHERE class_id = $1 AND role = 'instructor'",
+      Params().add(class_id).add(staff_id));
+  store_internal::check_instructor_kept(others.integer(0, 0) > 0, others.integer(0, 1));
+}
+
+}  // namespace
+
 void PostgresStore::set_class_role(std::int64_t class_id, std::int64_t staff_id, ClassRole role,
                                    const AuditNote& note) {
   with_session([&](Session& session) {
     session.transaction([&] {
+      if (role != ClassRole::kInstructor) keep_an_instructor(session, class_id, staff_id);
       session.run(
           "INSERT INTO class_staff (class_id, staff_id, role) VALUES ($1, $2, $3)"
           " ON CONFLICT (class_id, staff_id) DO UPDATE SET role = excluded.role",
@@ -208,6 +224,7 @@ void PostgresStore::set_class_role(std::int64_t class_id, std::int64_t staff_id,
 bool PostgresStore::remove_class_role(std::int64_t class_id, std::int64_t staff_id, const AuditNote& note) {
   return with_session([&](Session& session) {
     return session.transaction([&] {
+      keep_an_instructor(session, class_id, staff_id);
       if (session
               .run("DELETE FROM class_staff WHERE class_id = $1 AND staff_id = $2",
                    Params().add(class_id).add(staff_id))

@@ -52,34 +52,38 @@ std::optional<RosterEntry> PostgresStore::roster_entry(std::int64_t class_id, st
 }
 
 RosterImportCounts PostgresStore::import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
-                                                const AuditNote& note) {
+                                                std::int64_t max_class_learners, const AuditNote& note) {
   std::vector<std::string> names;
   for (const RosterRow& row : rows) names.push_back(store_internal::checked_learner_name(row.name));
   return with_session([&](Session& session) {
     return session.transaction([&] {
-      // Imports of one class wait for each other, so two at once cannot both create a student.
+      // Changes to one class's learners wait for each other (imports, joins), so a count and the
+      // writes after it are never overtaken.
       session.run("SELECT 1 FROM classes WHERE id = $1 FOR UPDATE", Params().add(class_id));
       RosterImportCounts counts;
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const RosterRow& row = rows[i];
         const std::string& name = names[i];
+        Rows existing = session.run(
+            "SELECT id, name, COALESCE(email, ''), removed_at IS NOT NULL FROM learners"
+            " WHERE class_id = $1 AND student_id = $2",
+            Params().add(class_id).add(row.student_id));
+        if (!existing.empty() && existing.boolean(0, 3))
+          throw store_internal::removed_student(row.student_id, existing.text(0, 1));
         Rows clash = session.run(
-            "SELECT 1 FROM learners WHERE class_id = $1 AND name = $2 AND student_id IS DISTINCT FROM $3",
+            "SELECT 1 FROM learners WHERE class_id = $1 AND name = $2 AND removed_at IS NULL"
+            " AND student_id IS DISTINCT FROM $3",
             Params().add(class_id).add(name).add(row.student_id));
         if (!clash.empty()) {
           throw StoreError(
               StoreErrorCode::kNameTaken,
               fmt::format("student {}: another learner of this class is named '{}'", row.student_id, name));
         }
-        Rows existing = session.run(
-            "SELECT id, name, COALESCE(email, ''), removed_at IS NOT NULL FROM learners"
-            " WHERE class_id = $1 AND student_id = $2",
-            Params().add(class_id).add(row.student_id));
         if (existing.empty()) {
           // A token nobody knows: the learner gets a real one from issue_tokens.
           session.run(
-              "INSERT INTO learners (class_id, name, token_sha256, created_at, student_id, email)"
-              " VALUES ($1, $2, $3, " CUDOJO_NOW ", $4, NULLIF($5, ''))",
+              "INSERT INTO learners (class_id, name, token_sha256, created_at, student_id, email, origin)"
+              " VALUES ($1, $2, $3, " CUDOJO_NOW ", $4, NULLIF($5, ''), 'roster')",
               Params()
                   .add(class_id)
                   .add(name)
@@ -89,22 +93,23 @@ RosterImportCounts PostgresStore::import_roster(std::int64_t class_id, const std
           ++counts.created;
           continue;
         }
-        const bool removed = existing.boolean(0, 3);
-        if (!removed && existing.text(0, 1) == name && existing.text(0, 2) == row.email) {
+        if (existing.text(0, 1) == name && existing.text(0, 2) == row.email) {
           ++counts.unchanged;
           continue;
         }
-        // A restored learner's token is the unknown one their removal left: they count as never
-        // signed in, so the next issue of tokens includes them.
-        session.run(
-            "UPDATE learners SET name = $1, email = NULLIF($2, ''), removed_at = NULL,"
-            " signed_in_at = CASE WHEN removed_at IS NULL THEN signed_in_at END WHERE id = $3",
-            Params().add(name).add(row.email).add(existing.integer(0, 0)));
-        ++(removed ? counts.restored : counts.updated);
+        session.run("UPDATE learners SET name = $1, email = NULLIF($2, '') WHERE id = $3",
+                    Params().add(name).add(row.email).add(existing.integer(0, 0)));
+        ++counts.updated;
       }
+      store_internal::check_class_size(
+          session
+              .run("SELECT COUNT(*) FROM learners WHERE class_id = $1 AND removed_at IS NULL",
+                   Params().add(class_id))
+              .integer(0, 0),
+          max_class_learners);
       AuditNote recorded = note;
-      recorded.detail += fmt::format(" ({} created, {} updated, {} restored, {} unchanged)", counts.created,
-                                     counts.updated, counts.restored, counts.unchanged);
+      recorded.detail += fmt::format(" ({} created, {} updated, {} unchanged)", counts.created,
+                                     counts.updated, counts.unchanged);
       insert_audit(session, recorded);
       return counts;
     });
@@ -120,43 +125,42 @@ std::optional<RosterEntry> PostgresStore::change_learner(std::int64_t class_id, 
       change.student_id && !change.student_id->empty() ? change.student_id : std::nullopt;
   return with_session([&](Session& session) -> std::optional<RosterEntry> {
     const bool found = session.transaction([&] {
+      session.run("SELECT 1 FROM classes WHERE id = $1 FOR UPDATE", Params().add(class_id));
+      Rows current =
+          session.run("SELECT name, removed_at IS NULL FROM learners WHERE class_id = $1 AND id = $2",
+                      Params().add(class_id).add(learner_id));
+      if (current.empty()) return false;
+      // The name the learner will have, checked against the class's other active learners whenever
+      // they will be active (renamed, or restored under a name someone took meanwhile).
+      const std::string new_name = name.value_or(current.text(0, 0));
+      const bool active_after = change.removed ? !*change.removed : current.boolean(0, 1);
       Rows clash = session.run(
-          "SELECT name = $1 FROM learners WHERE class_id = $2 AND id <> $3 AND (name = $1 OR student_id = "
-          "$4)",
-          Params().add(name).add(class_id).add(learner_id).add(student_id));
-      if (!clash.empty()) {
-        throw StoreError(StoreErrorCode::kNameTaken,
-                         !clash.is_null(0, 0) && clash.boolean(0, 0)
-                             ? fmt::format("another learner of this class is named '{}'", *name)
-                             : fmt::format("another learner of this class has student id '{}'", *student_id));
-      }
+          "SELECT ($1 AND removed_at IS NULL AND name = $2) FROM learners WHERE class_id = $3 AND id <> $4"
+          " AND (($1 AND removed_at IS NULL AND name = $2) OR student_id = $5)",
+          Params().add(active_after).add(new_name).add(class_id).add(learner_id).add(student_id));
+      if (!clash.empty()) throw store_internal::learner_clash(clash.boolean(0, 0), new_name, student_id);
       // A removed learner's token is replaced by one nobody knows, so it stops working at once; a
       // restored one counts as never signed in.
-      const int changed =
-          session
-              .run(
-                  "UPDATE learners SET name = COALESCE($1, name),"
-                  " student_id = CASE WHEN $2 THEN NULLIF($3, '') ELSE student_id END,"
-                  " email = CASE WHEN $4 THEN NULLIF($5, '') ELSE email END,"
-                  " removed_at = CASE WHEN $6::boolean IS NULL THEN removed_at"
-                  "  WHEN $6 THEN COALESCE(removed_at, " CUDOJO_NOW
-                  ") ELSE NULL END,"
-                  " token_sha256 = CASE WHEN $6 AND removed_at IS NULL THEN $7 ELSE token_sha256 END,"
-                  " signed_in_at = CASE WHEN NOT $6 AND removed_at IS NOT NULL THEN NULL ELSE signed_in_at "
-                  "END"
-                  " WHERE class_id = $8 AND id = $9",
-                  Params()
-                      .add(name)
-                      .add(change.student_id.has_value())
-                      .add(change.student_id.value_or(""))
-                      .add(change.email.has_value())
-                      .add(change.email.value_or(""))
-                      .add(change.removed)
-                      .add(token_digest(store_internal::random_token()))
-                      .add(class_id)
-                      .add(learner_id))
-              .affected();
-      if (changed == 0) return false;
+      session.run(
+          "UPDATE learners SET name = $1,"
+          " student_id = CASE WHEN $2 THEN NULLIF($3, '') ELSE student_id END,"
+          " email = CASE WHEN $4 THEN NULLIF($5, '') ELSE email END,"
+          " removed_at = CASE WHEN $6::boolean IS NULL THEN removed_at"
+          "  WHEN $6 THEN COALESCE(removed_at, " CUDOJO_NOW
+          ") ELSE NULL END,"
+          " token_sha256 = CASE WHEN $6 AND removed_at IS NULL THEN $7 ELSE token_sha256 END,"
+          " signed_in_at = CASE WHEN NOT $6 AND removed_at IS NOT NULL THEN NULL ELSE signed_in_at END"
+          " WHERE class_id = $8 AND id = $9",
+          Params()
+              .add(new_name)
+              .add(change.student_id.has_value())
+              .add(change.student_id.value_or(""))
+              .add(change.email.has_value())
+              .add(change.email.value_or(""))
+              .add(change.removed)
+              .add(token_digest(store_internal::random_token()))
+              .add(class_id)
+              .add(learner_id));
       insert_audit(session, note);
       return true;
     });
@@ -207,15 +211,6 @@ std::vector<IssuedToken> PostgresStore::issue_tokens(std::int64_t class_id, bool
       insert_audit(session, recorded);
       return issued;
     });
-  });
-}
-
-std::int64_t PostgresStore::learners_joined_since(std::int64_t class_id, double since) {
-  return with_session([&](Session& session) {
-    return session
-        .run("SELECT COUNT(*) FROM learners WHERE class_id = $1 AND created_at >= $2",
-             Params().add(class_id).add(since))
-        .integer(0, 0);
   });
 }
 

@@ -213,6 +213,11 @@ class PostgresStore::Session {
                                 : "the database cannot be reached: ") +
                            message);
     }
+    // A unique index refused a row a check just found free: another request took the name at the
+    // same moment (a check and an insert in different transactions, or two inserts racing).
+    if (state == "23505")
+      throw StoreError(StoreErrorCode::kNameTaken,
+                       "another request took that name or id a moment ago; try another");
     throw StoreError(StoreErrorCode::kInternal, fmt::format("SQL failed: {}", message));
   }
 

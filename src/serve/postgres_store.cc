@@ -68,11 +68,13 @@ const std::vector<const char*> kMigrations = {
     " EXTRACT(EPOCH FROM clock_timestamp())::float8);"
     "ALTER TABLE learners ADD COLUMN class_id BIGINT REFERENCES classes(id),"
     " ADD COLUMN student_id TEXT, ADD COLUMN email TEXT, ADD COLUMN signed_in_at DOUBLE PRECISION,"
-    " ADD COLUMN removed_at DOUBLE PRECISION;"
+    " ADD COLUMN removed_at DOUBLE PRECISION,"
+    " ADD COLUMN origin TEXT NOT NULL DEFAULT 'open' CHECK (origin IN ('open', 'invite', 'roster'));"
     "UPDATE learners SET class_id = (SELECT id FROM classes WHERE is_default), signed_in_at = created_at;"
     "ALTER TABLE learners ALTER COLUMN class_id SET NOT NULL, DROP CONSTRAINT learners_name_key,"
-    " ADD CONSTRAINT learners_name_in_class UNIQUE (class_id, name),"
     " ADD CONSTRAINT learners_student_in_class UNIQUE (class_id, student_id);"
+    // A removed learner's name is free for someone else (a roster's real owner of a name a joiner took).
+    "CREATE UNIQUE INDEX learners_active_name ON learners (class_id, name) WHERE removed_at IS NULL;"
     "CREATE INDEX learners_by_class ON learners (class_id, created_at);"
     "CREATE TABLE staff (id BIGSERIAL PRIMARY KEY, name TEXT NOT NULL UNIQUE, token_sha256 TEXT NOT NULL "
     "UNIQUE,"
@@ -265,28 +267,28 @@ IssuedLearner PostgresStore::add_learner(const NewLearner& wanted) {
       const std::int64_t class_id =
           wanted.class_id != 0 ? wanted.class_id
                                : session.run("SELECT id FROM classes WHERE is_default").integer(0, 0);
-      // A taken name or student id is the caller's conflict, found before anything is written; ON
-      // CONFLICT covers two nodes inserting the same new learner at once.
-      Rows taken = session.run(
-          "SELECT name = $2 FROM learners WHERE class_id = $1 AND (name = $2 OR student_id = NULLIF($3, ''))",
-          Params().add(class_id).add(name).add(wanted.student_id));
-      if (!taken.empty()) {
-        throw StoreError(StoreErrorCode::kNameTaken,
-                         taken.boolean(0, 0) ? fmt::format("the name '{}' is taken in this class", name)
-                                             : fmt::format("the student id '{}' is on this class's roster "
-                                                           "already; ask your instructor for your token",
-                                                           wanted.student_id));
-      }
+      // The class's row locked, its learners counted: no join from any node overtakes the count.
+      session.run("SELECT 1 FROM classes WHERE id = $1 FOR UPDATE", Params().add(class_id));
+      Rows counts = session.run(
+          "SELECT COUNT(*) FILTER (WHERE removed_at IS NULL),"
+          " COUNT(*) FILTER (WHERE origin = 'invite' AND created_at >= " CUDOJO_NOW
+          " - 3600),"
+          " COUNT(*) FILTER (WHERE removed_at IS NULL AND name = $2) FROM learners WHERE class_id = $1",
+          Params().add(class_id).add(name));
+      store_internal::check_new_learner(wanted, name, counts.integer(0, 0), counts.integer(0, 1),
+                                        counts.integer(0, 2) > 0);
       return session.run(
-          fmt::format(
-              "INSERT INTO learners (class_id, name, token_sha256, created_at, signed_in_at, student_id,"
-              " email) VALUES ($1, $2, $3, " CUDOJO_NOW ", " CUDOJO_NOW ", NULLIF($4, ''), NULLIF($5, ''))"
-              " ON CONFLICT DO NOTHING RETURNING {}",
-              postgres_internal::kLearnerColumns),
-          Params().add(class_id).add(name).add(digest).add(wanted.student_id).add(wanted.email));
+          fmt::format("INSERT INTO learners (class_id, name, token_sha256, created_at, signed_in_at,"
+                      " email, origin) VALUES ($1, $2, $3, " CUDOJO_NOW ", " CUDOJO_NOW
+                      ", NULLIF($4, ''), $5) RETURNING {}",
+                      postgres_internal::kLearnerColumns),
+          Params()
+              .add(class_id)
+              .add(name)
+              .add(digest)
+              .add(wanted.email)
+              .add(std::string(to_string(wanted.origin))));
     });
-    if (inserted.empty())
-      throw StoreError(StoreErrorCode::kNameTaken, fmt::format("the name '{}' is taken in this class", name));
     issued.learner = read_learner(inserted);
     return issued;
   });

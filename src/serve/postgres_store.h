@@ -93,14 +93,13 @@ class PostgresStore final : public Store, public ClassStore {
   std::vector<RosterEntry> roster(std::int64_t class_id) override;
   std::optional<RosterEntry> roster_entry(std::int64_t class_id, std::int64_t learner_id) override;
   RosterImportCounts import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
-                                   const AuditNote& note) override;
+                                   std::int64_t max_class_learners, const AuditNote& note) override;
   std::optional<RosterEntry> change_learner(std::int64_t class_id, std::int64_t learner_id,
                                             const LearnerChange& change, const AuditNote& note) override;
   std::optional<std::string> reset_learner_token(std::int64_t class_id, std::int64_t learner_id,
                                                  const AuditNote& note) override;
   std::vector<IssuedToken> issue_tokens(std::int64_t class_id, bool only_never_signed_in,
                                         const AuditNote& note) override;
-  std::int64_t learners_joined_since(std::int64_t class_id, double since) override;
   std::vector<Deadline> deadlines(std::int64_t class_id) override;
   void set_deadline(std::int64_t class_id, const Deadline& deadline, const AuditNote& note) override;
   bool clear_deadline(std::int64_t class_id, const std::string& stage, const AuditNote& note) override;

@@ -198,10 +198,20 @@ std::optional<std::string> SqliteStore::reset_staff_token(std::int64_t staff_id,
   });
 }
 
+void SqliteStore::keep_an_instructor(std::int64_t class_id, std::int64_t staff_id) {
+  Statement others(db_,
+                   "SELECT COALESCE(SUM(staff_id = ?), 0), COALESCE(SUM(staff_id != ?), 0) FROM class_staff"
+                   " WHERE class_id = ? AND role = 'instructor'");
+  others.bind(1, staff_id).bind(2, staff_id).bind(3, class_id);
+  others.step();
+  store_internal::check_instructor_kept(others.integer(0) > 0, others.integer(1));
+}
+
 void SqliteStore::set_class_role(std::int64_t class_id, std::int64_t staff_id, ClassRole role,
                                  const AuditNote& note) {
   std::lock_guard lock(mutex_);
   in_transaction(db_, [&] {
+    if (role != ClassRole::kInstructor) keep_an_instructor(class_id, staff_id);
     Statement upsert(db_,
                      "INSERT INTO class_staff (class_id, staff_id, role) VALUES (?, ?, ?)"
                      " ON CONFLICT (class_id, staff_id) DO UPDATE SET role = excluded.role");
@@ -214,6 +224,7 @@ void SqliteStore::set_class_role(std::int64_t class_id, std::int64_t staff_id, C
 bool SqliteStore::remove_class_role(std::int64_t class_id, std::int64_t staff_id, const AuditNote& note) {
   std::lock_guard lock(mutex_);
   return in_transaction(db_, [&] {
+    keep_an_instructor(class_id, staff_id);
     Statement remove(db_, "DELETE FROM class_staff WHERE class_id = ? AND staff_id = ?");
     remove.bind(1, class_id).bind(2, staff_id);
     remove.step();

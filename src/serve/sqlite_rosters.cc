@@ -53,17 +53,22 @@ std::optional<RosterEntry> SqliteStore::roster_entry(std::int64_t class_id, std:
 }
 
 RosterImportCounts SqliteStore::import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
-                                              const AuditNote& note) {
+                                              std::int64_t max_class_learners, const AuditNote& note) {
   std::lock_guard lock(mutex_);
   return in_transaction(db_, [&] {
     RosterImportCounts counts;
     for (const RosterRow& row : rows) {
       const std::string name = store_internal::checked_learner_name(row.name);
-      Statement existing(
-          db_, "SELECT id, name, email, removed_at FROM learners WHERE class_id = ? AND student_id = ?");
+      Statement existing(db_,
+                         "SELECT id, name, COALESCE(email, ''), removed_at IS NOT NULL FROM learners"
+                         " WHERE class_id = ? AND student_id = ?");
       existing.bind(1, class_id).bind(2, row.student_id);
       const bool known = existing.step();
-      Statement clash(db_, "SELECT 1 FROM learners WHERE class_id = ? AND name = ? AND student_id IS NOT ?");
+      if (known && existing.integer(3) != 0)
+        throw store_internal::removed_student(row.student_id, existing.text(1));
+      Statement clash(db_,
+                      "SELECT 1 FROM learners WHERE class_id = ? AND name = ? AND removed_at IS NULL"
+                      " AND student_id IS NOT ?");
       clash.bind(1, class_id).bind(2, name).bind(3, row.student_id);
       if (clash.step()) {
         throw StoreError(
@@ -73,32 +78,30 @@ RosterImportCounts SqliteStore::import_roster(std::int64_t class_id, const std::
       if (!known) {
         // A token nobody knows: the learner gets a real one from issue_tokens.
         Statement insert(db_,
-                         "INSERT INTO learners (class_id, name, token_sha256, created_at, student_id, email)"
-                         " VALUES (?, ?, ?, ?, ?, NULLIF(?, ''))");
+                         "INSERT INTO learners (class_id, name, token_sha256, created_at, student_id, email,"
+                         " origin) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), 'roster')");
         insert.bind(1, class_id).bind(2, name).bind(3, token_digest(store_internal::random_token()));
         insert.bind(4, now_seconds()).bind(5, row.student_id).bind(6, row.email);
         insert.step();
         ++counts.created;
         continue;
       }
-      const bool removed = !existing.is_null(3);
-      const bool same = existing.text(1) == name && existing.text(2) == row.email;
-      if (!removed && same) {
+      if (existing.text(1) == name && existing.text(2) == row.email) {
         ++counts.unchanged;
         continue;
       }
-      // A restored learner's token is the unknown one their removal left: they count as never signed
-      // in, so the next issue of tokens includes them.
-      Statement update(db_,
-                       "UPDATE learners SET name = ?, email = NULLIF(?, ''), removed_at = NULL,"
-                       " signed_in_at = CASE WHEN removed_at IS NULL THEN signed_in_at END WHERE id = ?");
+      Statement update(db_, "UPDATE learners SET name = ?, email = NULLIF(?, '') WHERE id = ?");
       update.bind(1, name).bind(2, row.email).bind(3, existing.integer(0));
       update.step();
-      ++(removed ? counts.restored : counts.updated);
+      ++counts.updated;
     }
+    Statement size(db_, "SELECT COUNT(*) FROM learners WHERE class_id = ? AND removed_at IS NULL");
+    size.bind(1, class_id);
+    size.step();
+    store_internal::check_class_size(size.integer(0), max_class_learners);
     AuditNote recorded = note;
-    recorded.detail += fmt::format(" ({} created, {} updated, {} restored, {} unchanged)", counts.created,
-                                   counts.updated, counts.restored, counts.unchanged);
+    recorded.detail += fmt::format(" ({} created, {} updated, {} unchanged)", counts.created, counts.updated,
+                                   counts.unchanged);
     insert_audit(recorded);
     return counts;
   });
@@ -112,21 +115,26 @@ std::optional<RosterEntry> SqliteStore::change_learner(std::int64_t class_id, st
   {
     std::lock_guard lock(mutex_);
     const bool found = in_transaction(db_, [&] {
+      Statement current(db_, "SELECT name, removed_at IS NULL FROM learners WHERE class_id = ? AND id = ?");
+      current.bind(1, class_id).bind(2, learner_id);
+      if (!current.step()) return false;
+      // The name the learner will have, checked against the class's other active learners whenever
+      // they will be active (renamed, or restored under a name someone took meanwhile).
+      const std::string new_name = name.value_or(current.text(0));
+      const bool active_after = change.removed ? !*change.removed : current.integer(1) != 0;
       Statement clash(
           db_,
-          "SELECT name = ? FROM learners WHERE class_id = ? AND id != ? AND (name = ? OR student_id = ?)");
-      clash.bind(1, name).bind(2, class_id).bind(3, learner_id).bind(4, name);
-      clash.bind(5, change.student_id ? not_empty(*change.student_id) : std::nullopt);
-      if (clash.step()) {
-        throw StoreError(StoreErrorCode::kNameTaken,
-                         clash.integer(0) ? fmt::format("another learner of this class is named '{}'", *name)
-                                          : fmt::format("another learner of this class has student id '{}'",
-                                                        *change.student_id));
-      }
-      // A removed learner's token is replaced by one nobody knows, so it stops working at once.
+          "SELECT (? AND removed_at IS NULL AND name = ?) FROM learners WHERE class_id = ? AND id != ?"
+          " AND ((? AND removed_at IS NULL AND name = ?) OR student_id = ?)");
+      const auto student_id = change.student_id ? not_empty(*change.student_id) : std::nullopt;
+      clash.bind(1, std::int64_t{active_after}).bind(2, new_name).bind(3, class_id).bind(4, learner_id);
+      clash.bind(5, std::int64_t{active_after}).bind(6, new_name).bind(7, student_id);
+      if (clash.step()) throw store_internal::learner_clash(clash.integer(0) != 0, new_name, student_id);
+      // A removed learner's token is replaced by one nobody knows, so it stops working at once; a
+      // restored one counts as never signed in, so the next issue of tokens includes them.
       Statement update(
           db_,
-          "UPDATE learners SET name = COALESCE(?, name),"
+          "UPDATE learners SET name = ?,"
           " student_id = CASE WHEN ? THEN NULLIF(?, '') ELSE student_id END,"
           " email = CASE WHEN ? THEN NULLIF(?, '') ELSE email END,"
           " removed_at = CASE WHEN ? IS NULL THEN removed_at WHEN ? THEN COALESCE(removed_at, ?)"
@@ -136,7 +144,7 @@ std::optional<RosterEntry> SqliteStore::change_learner(std::int64_t class_id, st
           " WHERE class_id = ? AND id = ?");
       const std::optional<std::int64_t> removed =
           change.removed ? std::optional<std::int64_t>(*change.removed ? 1 : 0) : std::nullopt;
-      update.bind(1, name);
+      update.bind(1, new_name);
       update.bind(2, std::int64_t{change.student_id.has_value()}).bind(3, change.student_id.value_or(""));
       update.bind(4, std::int64_t{change.email.has_value()}).bind(5, change.email.value_or(""));
       update.bind(6, removed).bind(7, removed).bind(8, now_seconds());
@@ -144,7 +152,6 @@ std::optional<RosterEntry> SqliteStore::change_learner(std::int64_t class_id, st
       update.bind(10, token_digest(store_internal::random_token())).bind(11, removed);
       update.bind(12, class_id).bind(13, learner_id);
       update.step();
-      if (sqlite3_changes(db_) == 0) return false;
       insert_audit(note);
       return true;
     });
@@ -194,14 +201,6 @@ std::vector<IssuedToken> SqliteStore::issue_tokens(std::int64_t class_id, bool o
     insert_audit(recorded);
     return issued;
   });
-}
-
-std::int64_t SqliteStore::learners_joined_since(std::int64_t class_id, double since) {
-  std::lock_guard lock(mutex_);
-  Statement query(db_, "SELECT COUNT(*) FROM learners WHERE class_id = ? AND created_at >= ?");
-  query.bind(1, class_id).bind(2, since);
-  query.step();
-  return query.integer(0);
 }
 
 // ---- Deadlines

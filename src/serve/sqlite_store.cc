@@ -176,7 +176,8 @@ void SqliteStore::migrate_to_classes() {
       " class_id INTEGER NOT NULL REFERENCES classes(id), name TEXT NOT NULL,"
       " token_sha256 TEXT NOT NULL UNIQUE, created_at REAL NOT NULL, leaderboard INTEGER NOT NULL DEFAULT 0,"
       " last_served_at REAL, student_id TEXT, email TEXT, signed_in_at REAL, removed_at REAL,"
-      " UNIQUE (class_id, name), UNIQUE (class_id, student_id))");
+      " origin TEXT NOT NULL DEFAULT 'open' CHECK (origin IN ('open', 'invite', 'roster')),"
+      " UNIQUE (class_id, student_id))");
   execute(
       "INSERT INTO learners_new (id, class_id, name, token_sha256, created_at, leaderboard,"
       " last_served_at, signed_in_at) SELECT id, (SELECT id FROM classes WHERE is_default = 1), name,"
@@ -184,6 +185,8 @@ void SqliteStore::migrate_to_classes() {
   execute("DROP TABLE learners");
   execute("ALTER TABLE learners_new RENAME TO learners");
   execute("CREATE INDEX learners_by_class ON learners(class_id, created_at)");
+  // A removed learner's name is free for someone else (a roster's real owner of a name a joiner took).
+  execute("CREATE UNIQUE INDEX learners_active_name ON learners(class_id, name) WHERE removed_at IS NULL");
   execute(
       "CREATE TABLE staff (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
       " token_sha256 TEXT NOT NULL UNIQUE, admin INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL)");
@@ -242,33 +245,29 @@ IssuedLearner SqliteStore::add_learner(const NewLearner& wanted) {
       if (!default_class.step()) throw StoreError(StoreErrorCode::kInternal, "the default class is missing");
       class_id = default_class.integer(0);
     }
-    {
-      Statement taken(db_,
-                      "SELECT name = ? FROM learners WHERE class_id = ? AND (name = ? OR student_id = ?)");
-      taken.bind(1, name).bind(2, class_id).bind(3, name).bind(4, wanted.student_id);
-      if (taken.step()) {
-        throw StoreError(StoreErrorCode::kNameTaken,
-                         taken.integer(0)
-                             ? fmt::format("the name '{}' is taken in this class", name)
-                             : fmt::format("the student id '{}' is on this class's roster already; "
-                                           "ask your instructor for your token",
-                                           wanted.student_id));
-      }
-    }
+    const double now = now_seconds();
+    // The caps and the name, counted under the write lock BEGIN IMMEDIATE took: nothing can join
+    // between the count and the insert.
+    Statement counts(db_,
+                     "SELECT COALESCE(SUM(removed_at IS NULL), 0),"
+                     " COALESCE(SUM(origin = 'invite' AND created_at >= ?), 0),"
+                     " COALESCE(SUM(removed_at IS NULL AND name = ?), 0) FROM learners WHERE class_id = ?");
+    counts.bind(1, now - 3600).bind(2, name).bind(3, class_id);
+    counts.step();
+    store_internal::check_new_learner(wanted, name, counts.integer(0), counts.integer(1),
+                                      counts.integer(2) > 0);
     IssuedLearner issued;
     issued.token = store_internal::random_token();
-    const double now = now_seconds();
     Statement insert(
         db_,
-        "INSERT INTO learners (class_id, name, token_sha256, created_at, signed_in_at, student_id,"
-        " email) VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), NULLIF(?, ''))");
+        "INSERT INTO learners (class_id, name, token_sha256, created_at, signed_in_at, email, origin)"
+        " VALUES (?, ?, ?, ?, ?, NULLIF(?, ''), ?)");
     insert.bind(1, class_id).bind(2, name).bind(3, token_digest(issued.token)).bind(4, now).bind(5, now);
-    insert.bind(6, wanted.student_id).bind(7, wanted.email);
+    insert.bind(6, wanted.email).bind(7, std::string(to_string(wanted.origin)));
     insert.step();
     issued.learner.id = sqlite3_last_insert_rowid(db_);
     issued.learner.name = name;
     issued.learner.class_id = class_id;
-    if (!wanted.student_id.empty()) issued.learner.student_id = wanted.student_id;
     if (!wanted.email.empty()) issued.learner.email = wanted.email;
     return issued;
   });

@@ -79,14 +79,13 @@ class SqliteStore final : public Store, public ClassStore {
   std::vector<RosterEntry> roster(std::int64_t class_id) override;
   std::optional<RosterEntry> roster_entry(std::int64_t class_id, std::int64_t learner_id) override;
   RosterImportCounts import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
-                                   const AuditNote& note) override;
+                                   std::int64_t max_class_learners, const AuditNote& note) override;
   std::optional<RosterEntry> change_learner(std::int64_t class_id, std::int64_t learner_id,
                                             const LearnerChange& change, const AuditNote& note) override;
   std::optional<std::string> reset_learner_token(std::int64_t class_id, std::int64_t learner_id,
                                                  const AuditNote& note) override;
   std::vector<IssuedToken> issue_tokens(std::int64_t class_id, bool only_never_signed_in,
                                         const AuditNote& note) override;
-  std::int64_t learners_joined_since(std::int64_t class_id, double since) override;
   std::vector<Deadline> deadlines(std::int64_t class_id) override;
   void set_deadline(std::int64_t class_id, const Deadline& deadline, const AuditNote& note) override;
   bool clear_deadline(std::int64_t class_id, const std::string& stage, const AuditNote& note) override;
@@ -104,6 +103,9 @@ class SqliteStore final : public Store, public ClassStore {
   void migrate_to_classes();
   // Writes the audit entry inside the caller's transaction.
   void insert_audit(const AuditNote& note);
+  // Throws StoreError kConflict when `staff_id` is the class's only instructor (inside the caller's
+  // transaction, which holds the write lock).
+  void keep_an_instructor(std::int64_t class_id, std::int64_t staff_id);
   // The staff account with the roles it holds (the mutex held).
   std::optional<StaffAccount> staff_where(const char* condition, const std::string& value);
   // Requeues running jobs matching `where` (SQL over jobs), failing those started too often.

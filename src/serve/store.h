@@ -35,11 +35,16 @@ namespace cudojo {
 // Why the Store refused or failed. Code decides on the code (the server's HTTP status, one
 // function in serve/api.cc); the message is for people and is never searched.
 enum class StoreErrorCode {
-  // A learner name that is not 1 to 40 characters of letters, digits, '_', '.', '-' and single
-  // spaces between words (after trimming): the caller's mistake.
+  // A name that breaks the rule (store_internal::checked_name): the caller's mistake.
   kInvalidName,
-  // Another learner has the name: the caller's request is well formed but conflicts.
+  // Another learner (or member of staff) has the name or student id: the caller's request is well
+  // formed but conflicts.
   kNameTaken,
+  // The change would break what a class must keep (an instructor; its size) or what an import may
+  // do (bring back a removed learner): answered 409 with the reason.
+  kConflict,
+  // A class's learners joining by invite code reached its hourly cap: answered 429, try later.
+  kTooManyJoins,
   // The learner used this submission key before for a different submission (stage, source or
   // language): answered 422, as the Idempotency-Key draft says.
   kKeyReused,
@@ -86,14 +91,23 @@ struct Learner {
   std::optional<std::string> email;
 };
 
+// How a learner came to be: open sign-up, a class's invite code, or a roster import. Only a roster
+// (or an instructor) gives a student id, so only those rows are matched by a later import, and the
+// class's hourly cap counts joins by invite code alone.
+enum class LearnerOrigin { kOpenSignUp, kInvite, kRoster };
+std::string_view to_string(LearnerOrigin origin);  // "open", "invite", "roster"
+
 // A learner to create: in `class_id` (0: the default class, where open sign-up puts learners), with
-// a name unique in that class and, optionally, a student id also unique there (serve/classroom.h
-// checks the id and the address first).
+// a name unique among the class's learners who are not removed (serve/classroom.h checks the
+// address first). The caps are counted in the same transaction as the insert, so no burst of
+// requests from any number of nodes passes them together (StoreError kConflict).
 struct NewLearner {
   std::string name;
   std::int64_t class_id = 0;
-  std::string student_id;  // empty: none
-  std::string email;       // empty: none
+  std::string email;  // empty: none
+  LearnerOrigin origin = LearnerOrigin::kOpenSignUp;
+  std::int64_t max_invites_per_hour = 0;  // 0: no cap. Learners who joined by invite in the last hour
+  std::int64_t max_class_learners = 0;    // 0: no cap. Learners of the class who are not removed
 };
 
 struct IssuedLearner {
@@ -219,8 +233,8 @@ class Store {
   virtual std::string location() const = 0;
 
   // Throws StoreError with kInvalidName when the name is malformed, kNameTaken when the class has a
-  // learner of that name or student id. Leading and trailing spaces are trimmed; the learner returned
-  // carries the stored name. The token is the learner's from now: they count as signed in.
+  // learner of that name, kConflict past a cap. Leading and trailing spaces are trimmed; the learner
+  // returned carries the stored name. The token is the learner's from now: they count as signed in.
   virtual IssuedLearner add_learner(const NewLearner& learner) = 0;
   // add_learner in the default class, by name alone (open sign-up).
   IssuedLearner create_learner(const std::string& name) {

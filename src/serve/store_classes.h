@@ -95,8 +95,7 @@ struct RosterRow {
 
 struct RosterImportCounts {
   int created = 0;
-  int updated = 0;   // name or email changed
-  int restored = 0;  // a removed learner the roster names again
+  int updated = 0;  // name or email changed
   int unchanged = 0;
 };
 
@@ -185,21 +184,25 @@ class ClassStore {
   virtual std::vector<StaffAccount> list_staff() = 0;
   // The new token, nullopt for an unknown account; the old token stops working at once.
   virtual std::optional<std::string> reset_staff_token(std::int64_t staff_id, const AuditNote& note) = 0;
-  // Gives the account this role in the class (replacing another role it had there).
+  // Gives the account this role in the class (replacing another role it had there). A class that has an
+  // instructor keeps one: demoting or removing its only instructor throws StoreError kConflict, checked
+  // in the change's own transaction so that two changes at once cannot both pass it.
   virtual void set_class_role(std::int64_t class_id, std::int64_t staff_id, ClassRole role,
                               const AuditNote& note) = 0;
   virtual bool remove_class_role(std::int64_t class_id, std::int64_t staff_id, const AuditNote& note) = 0;
   virtual std::vector<ClassStaffMember> class_staff(std::int64_t class_id) = 0;  // by name
 
-  // --- A class's learners (removed ones included, marked). Names and student ids are unique within
-  // a class (StoreError kNameTaken).
+  // --- A class's learners (removed ones included, marked). Names are unique among the class's learners
+  // who are not removed, student ids among all of them (StoreError kNameTaken).
   virtual std::vector<RosterEntry> roster(std::int64_t class_id) = 0;  // by name
   virtual std::optional<RosterEntry> roster_entry(std::int64_t class_id, std::int64_t learner_id) = 0;
-  // All rows or none: a row that conflicts (a name another learner of the class has) throws
-  // StoreError kNameTaken naming it, and nothing is written. Learners made here get a token nobody
-  // knows until issue_tokens hands one out.
+  // All rows or none: a row whose name another learner of the class has throws StoreError kNameTaken
+  // naming it; one whose student id is a removed learner's throws kConflict (restoring is an
+  // instructor's deliberate act, never a side effect of an import); a class that would hold more than
+  // `max_class_learners` (0: no cap) throws kConflict. Then nothing is written. Learners made here get
+  // a token nobody knows until issue_tokens hands one out.
   virtual RosterImportCounts import_roster(std::int64_t class_id, const std::vector<RosterRow>& rows,
-                                           const AuditNote& note) = 0;
+                                           std::int64_t max_class_learners, const AuditNote& note) = 0;
   // The learner as changed; nullopt when the class has no such learner.
   virtual std::optional<RosterEntry> change_learner(std::int64_t class_id, std::int64_t learner_id,
                                                     const LearnerChange& change, const AuditNote& note) = 0;
@@ -211,8 +214,6 @@ class ClassStore {
   // never used one: a pre-made roster's tokens, to hand out. By name.
   virtual std::vector<IssuedToken> issue_tokens(std::int64_t class_id, bool only_never_signed_in,
                                                 const AuditNote& note) = 0;
-  // Learners who joined the class at or after `since` (the class's hourly join limit).
-  virtual std::int64_t learners_joined_since(std::int64_t class_id, double since) = 0;
 
   // --- Deadlines, by stage.
   virtual std::vector<Deadline> deadlines(std::int64_t class_id) = 0;

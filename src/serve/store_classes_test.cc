@@ -2,6 +2,7 @@
 // whole or not at all, tokens handed out and reset, the grid's one query, drafts, and an audit entry
 // written with every change and only with it.
 #include <algorithm>
+#include <thread>
 
 #include "serve/store_internal.h"
 #include "serve/store_test_fixture.h"
@@ -42,6 +43,9 @@ TEST_P(StoreTest, StaffHoldRolesPerClassAndTheirTokensAuthenticate) {
   // A second role in the same class replaces the first; removing it leaves the other class's.
   classes.set_class_role(b.id, ia.staff.id, ClassRole::kInstructor, note(b.id, "class.staff_add"));
   EXPECT_EQ(classes.class_staff(b.id).at(0).role, ClassRole::kInstructor);
+  // A has another instructor now, so Prof Ada's role there can go.
+  const auto bo = classes.create_staff("Prof Bo", false, note(std::nullopt, "staff.create")).staff.id;
+  classes.set_class_role(a.id, bo, ClassRole::kInstructor, note(a.id, "class.staff_add"));
   EXPECT_TRUE(classes.remove_class_role(a.id, ia.staff.id, note(a.id, "class.staff_remove")));
   EXPECT_FALSE(classes.remove_class_role(a.id, ia.staff.id, note(a.id, "class.staff_remove")));
   EXPECT_EQ(classes.find_staff(ia.staff.id)->roles.size(), 1u);
@@ -60,15 +64,16 @@ TEST_P(StoreTest, ARosterIsImportedWholeOrNotAtAll) {
   ClassStore& classes = store.classes();
   const ClassInfo a = classes.create_class("A", note(std::nullopt, "class.create"));
   const auto before = audit_count(classes);
-  const auto counts = classes.import_roster(a.id, {{"s1", "Ada", "ada@example.edu"}, {"s2", "Bob", ""}},
+  const auto counts = classes.import_roster(a.id, {{"s1", "Ada", "ada@example.edu"}, {"s2", "Bob", ""}}, 0,
                                             note(a.id, "roster.import"));
   EXPECT_EQ(counts.created, 2);
   EXPECT_EQ(audit_count(classes), before + 1);
   // The second row takes Ada's name: nothing of the import is written, its audit entry neither.
-  EXPECT_EQ(error_code([&] {
-              classes.import_roster(a.id, {{"s3", "Cy", ""}, {"s4", "Ada", ""}}, note(a.id, "roster.import"));
-            }),
-            StoreErrorCode::kNameTaken);
+  EXPECT_EQ(
+      error_code([&] {
+        classes.import_roster(a.id, {{"s3", "Cy", ""}, {"s4", "Ada", ""}}, 0, note(a.id, "roster.import"));
+      }),
+      StoreErrorCode::kNameTaken);
   EXPECT_EQ(classes.roster(a.id).size(), 2u);
   EXPECT_EQ(audit_count(classes), before + 1);
   // Nobody knows a roster learner's token until one is handed out; then only the new one works.
@@ -216,13 +221,90 @@ TEST_P(StoreTest, ClassesChangeAndTheAuditLogPagesNewestFirst) {
   for (const AuditEntry& entry : older) actions.push_back(entry.action);
   EXPECT_EQ(actions,
             (std::vector<std::string>{"deadline.set", "deadline.set", "class.change", "class.create"}));
-  EXPECT_EQ(classes.learners_joined_since(a.id, 0), 0);
-  NewLearner joined;
-  joined.name = "Ada";
-  joined.class_id = a.id;
-  store.add_learner(joined);
-  EXPECT_EQ(classes.learners_joined_since(a.id, 0), 1);
-  EXPECT_EQ(classes.learners_joined_since(a.id, store_internal::now_seconds() + 60), 0);
+}
+
+TEST_P(StoreTest, JoinsAndClassSizesAreCappedInTheInsertsOwnTransaction) {
+  Store& store = reopen();
+  ClassStore& classes = store.classes();
+  const ClassInfo a = classes.create_class("A", note(std::nullopt, "class.create"));
+  // A roster's learners are not joins: they count for the class's size only.
+  classes.import_roster(a.id, {{"s1", "Ada", ""}, {"s2", "Bob", ""}}, 0, note(a.id, "roster.import"));
+  auto joiner = [&](const std::string& name, std::int64_t invites, std::int64_t size) {
+    NewLearner wanted;
+    wanted.name = name;
+    wanted.class_id = a.id;
+    wanted.origin = LearnerOrigin::kInvite;
+    wanted.max_invites_per_hour = invites;
+    wanted.max_class_learners = size;
+    return error_code([&] { store.add_learner(wanted); });
+  };
+  EXPECT_EQ(joiner("Cy", 2, 0), std::nullopt);
+  EXPECT_EQ(joiner("Di", 2, 0), std::nullopt);
+  EXPECT_EQ(joiner("Ed", 2, 0), StoreErrorCode::kTooManyJoins);  // the third join this hour
+  EXPECT_EQ(joiner("Ed", 0, 4), StoreErrorCode::kConflict);      // four learners: the class is full
+  EXPECT_EQ(joiner("Ada", 0, 0), StoreErrorCode::kNameTaken);
+  // An import that would make the class larger than its cap writes nothing.
+  EXPECT_EQ(error_code([&] {
+              classes.import_roster(a.id, {{"s5", "Fay", ""}}, 4, note(a.id, "roster.import"));
+            }),
+            StoreErrorCode::kConflict);
+  EXPECT_EQ(classes.roster(a.id).size(), 4u);
+}
+
+TEST_P(StoreTest, AnImportNeverBringsBackARemovedLearnerWhoseNameIsFreeMeanwhile) {
+  Store& store = reopen();
+  ClassStore& classes = store.classes();
+  const ClassInfo a = classes.create_class("A", note(std::nullopt, "class.create"));
+  classes.import_roster(a.id, {{"s1", "Ada", ""}}, 0, note(a.id, "roster.import"));
+  const auto ada = classes.roster(a.id).at(0);
+  classes.save_draft(ada.id, {"reduction/3", "cuda", "Ada's own", 0});
+  LearnerChange remove;
+  remove.removed = true;
+  classes.change_learner(a.id, ada.id, remove, note(a.id, "learner.remove"));
+  // Her student id on a later roster is refused (her drafts and work are hers), her name is free.
+  EXPECT_EQ(error_code([&] {
+              classes.import_roster(a.id, {{"s1", "Rita", ""}}, 0, note(a.id, "roster.import"));
+            }),
+            StoreErrorCode::kConflict);
+  classes.import_roster(a.id, {{"s2", "Ada", ""}}, 0, note(a.id, "roster.import"));
+  // Restoring her now would give two active learners one name: refused until one is renamed.
+  LearnerChange restore;
+  restore.removed = false;
+  EXPECT_EQ(error_code([&] { classes.change_learner(a.id, ada.id, restore, note(a.id, "learner.restore")); }),
+            StoreErrorCode::kNameTaken);
+  restore.name = "Ada King";
+  EXPECT_FALSE(classes.change_learner(a.id, ada.id, restore, note(a.id, "learner.restore"))->removed_at);
+  EXPECT_EQ(classes.drafts(ada.id, std::nullopt).at(0).source, "Ada's own");
+}
+
+TEST_P(StoreTest, AClassKeepsAnInstructorEvenWhenTwoRemoveEachOtherAtOnce) {
+  Store& store = reopen();
+  ClassStore& classes = store.classes();
+  const auto one = classes.create_staff("One", false, note(std::nullopt, "staff.create")).staff.id;
+  const auto two = classes.create_staff("Two", false, note(std::nullopt, "staff.create")).staff.id;
+  const ClassInfo solo = classes.create_class("Solo", note(std::nullopt, "class.create"));
+  classes.set_class_role(solo.id, one, ClassRole::kAssistant,
+                         note(solo.id, "class.staff_add"));  // none to keep
+  classes.set_class_role(solo.id, one, ClassRole::kInstructor, note(solo.id, "class.staff_add"));
+  EXPECT_EQ(
+      error_code([&] { classes.set_class_role(solo.id, one, ClassRole::kAssistant, note(solo.id, "")); }),
+      StoreErrorCode::kConflict);
+  EXPECT_EQ(error_code([&] { classes.remove_class_role(solo.id, one, note(solo.id, "")); }),
+            StoreErrorCode::kConflict);
+  // Two instructors, each removing the other through a connection of their own, at the same moment.
+  ClassStore& elsewhere = another().classes();
+  for (int round = 0; round < 10; ++round) {
+    const ClassInfo pair = classes.create_class("Pair", note(std::nullopt, "class.create"));
+    classes.set_class_role(pair.id, one, ClassRole::kInstructor, note(pair.id, "class.staff_add"));
+    classes.set_class_role(pair.id, two, ClassRole::kInstructor, note(pair.id, "class.staff_add"));
+    std::thread first(
+        [&] { error_code([&] { classes.remove_class_role(pair.id, two, note(pair.id, "")); }); });
+    std::thread second(
+        [&] { error_code([&] { elsewhere.remove_class_role(pair.id, one, note(pair.id, "")); }); });
+    first.join();
+    second.join();
+    EXPECT_EQ(classes.class_staff(pair.id).size(), 1u) << "round " << round;
+  }
 }
 
 }  // namespace cudojo::store_test

@@ -7,18 +7,45 @@
 #include <string>
 #include <string_view>
 
+#include "serve/store.h"
+
 namespace cudojo::store_internal {
 
 // The name as stored (spaces around trimmed), or nullopt when it breaks the rule: 1 to 40
-// characters (not bytes) of letters of any script, digits, '_', '.', '-', an apostrophe, and single
-// spaces between words; nothing invisible or direction-changing. Learners and staff alike.
+// characters (not bytes) of letters of the common scripts, digits, '_', '.', '-', an apostrophe, and
+// single spaces between words; nothing invisible, blank or direction-changing. Learners and staff
+// alike.
 std::optional<std::string> checked_name(const std::string& requested);
+// Whether `text` holds a code point that is not valid UTF-8, a control character, or one that is
+// invisible or changes direction (spaces of other widths, fillers, joiners, bidi controls): what a
+// class's name, an address or any other text shown beside others must not hold.
+bool has_invisible_or_control(std::string_view text);
+
 // The rule checked_name applies, as a sentence for whoever typed the name.
 inline constexpr const char* kNameRule =
     "a name is 1 to 40 characters: letters, digits, '_', '.', '-', an apostrophe, and single spaces between "
     "words";
 // checked_name, or StoreError(kInvalidName) saying the rule.
 std::string checked_learner_name(const std::string& requested);
+
+// Refuses a learner that `wanted`'s caps or the class's names do not allow, given what the class holds
+// now (counted by the caller in the insert's own transaction): StoreError kConflict with the class's
+// size, kTooManyJoins past its hourly joins, kNameTaken for a name an active learner has.
+void check_new_learner(const NewLearner& wanted, const std::string& name, std::int64_t active_learners,
+                       std::int64_t invites_last_hour, bool name_taken);
+
+// StoreError kConflict when a class of `active_learners` is over `max_class_learners` (0: no cap).
+void check_class_size(std::int64_t active_learners, std::int64_t max_class_learners);
+// The refusal of a roster row whose student id is a removed learner's (kConflict).
+StoreError removed_student(const std::string& student_id, const std::string& name);
+// The refusal of a change to a learner: another active learner has `name` (`name_clash`), or another
+// learner has `student_id` (kNameTaken).
+StoreError learner_clash(bool name_clash, const std::string& name,
+                         const std::optional<std::string>& student_id);
+
+// StoreError kConflict when the member of staff whose role changes is an instructor of the class
+// (`is_instructor`) and it has no other (`other_instructors`).
+void check_instructor_kept(bool is_instructor, std::int64_t other_instructors);
 
 // A fresh class invite code: 10 characters of Crockford's base 32, upper case.
 std::string random_invite_code();

@@ -30,6 +30,12 @@ inline void PrintTo(StoreErrorCode code, std::ostream* out) {
     case StoreErrorCode::kNameTaken:
       *out << "kNameTaken";
       return;
+    case StoreErrorCode::kConflict:
+      *out << "kConflict";
+      return;
+    case StoreErrorCode::kTooManyJoins:
+      *out << "kTooManyJoins";
+      return;
     case StoreErrorCode::kInternal:
       *out << "kInternal";
       return;

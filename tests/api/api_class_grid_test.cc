@@ -19,8 +19,8 @@ TEST_F(ClassApi, ADeadlineMarksLaterJobsLateInTheJobTheGridAndTheExport) {
   const std::string admin = make_admin();
   start({"--workers", "0"});
   const MadeClass a = make_class(admin, "Class A", "Ia");
-  const std::string ada = join(a.invite, "Ada", "s1"), bob = join(a.invite, "Bob", "s2");
-  join(a.invite, "-1 Cy", "s3");
+  const std::string ada = join(a.invite, "Ada", "s1", &a), bob = join(a.invite, "Bob", "s2", &a);
+  join(a.invite, "-1 Cy", "s3", &a);
   const auto ada_id = learner_id(ada), bob_id = learner_id(bob);
   const double due = 1'900'000'000;  // 2030-03-17
   ASSERT_EQ(

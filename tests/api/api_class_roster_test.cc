@@ -8,54 +8,66 @@ namespace {
 
 TEST_F(ClassApi, JoiningByInviteCodeIsPerClassAndNamesAreUniqueWithinAClass) {
   const std::string admin = make_admin();
-  start({"--workers", "0", "--limit", "max_joins_per_class_per_hour=3"});
+  start({"--workers", "0", "--limit", "max_joins_per_class_per_hour=3", "--limit", "max_learners_per_class=5",
+         "--limit", "max_failed_joins_per_address_per_hour=3"});
   const MadeClass a = make_class(admin, "Class A", "Ia");
   const MadeClass b = make_class(admin, "Class B", "Ib");
   // The code is forgiving of how it is typed: case, spaces and dashes.
   std::string typed = a.invite;
   for (char& c : typed) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   typed.insert(5, " - ");
-  const Answer ada =
-      ask("POST", "/api/join", "", json{{"invite", typed}, {"name", "Ada"}, {"student_id", "s1"}});
+  const Answer ada = ask("POST", "/api/join", "", json{{"invite", typed}, {"name", "Ada"}});
   ASSERT_EQ(ada.status, 201) << ada.text;
   EXPECT_EQ(ada.body["class"]["id"], a.id);
-  EXPECT_EQ(ada.body["student_id"], "s1");
+  EXPECT_EQ(ada.header("Cache-Control"), "no-store");
   // The same name in the same class is taken; in another class it is not.
   EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Ada"}}).status, 409);
   EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", b.invite}, {"name", "Ada"}}).status, 201);
-  // A student id already in the class is someone's roster entry: ask the instructor.
-  const Answer taken =
+  // A student id is the roster's to give: a joiner naming one is refused, so nobody claims a
+  // classmate's roster entry or learns which ids a roster holds.
+  const Answer claimed =
       ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Eve"}, {"student_id", "s1"}});
-  EXPECT_EQ(taken.status, 409);
-  EXPECT_NE(taken.body["error"].get<std::string>().find("instructor"), std::string::npos) << taken.text;
-  // Bad input: a code nobody has, a malformed student id or address, the wrong types.
-  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", "NOSUCHCODE"}, {"name", "Bo"}}).status, 404);
-  EXPECT_EQ(
-      ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Bo"}, {"student_id", "a b"}}).status,
-      400);
+  EXPECT_EQ(claimed.status, 400);
+  EXPECT_NE(claimed.body["error"].get<std::string>().find("roster"), std::string::npos) << claimed.text;
+  // Bad input: a malformed address, the wrong types.
   EXPECT_EQ(
       ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Bo"}, {"email", "nope"}}).status,
       400);
   EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", 7}, {"name", "Bo"}}).status, 400);
   EXPECT_EQ(ask("POST", "/api/join", "", std::string("{")).status, 400);
   // A class's hourly limit (3 here): the fourth join of the hour waits; another class is not held up.
+  // A roster's learners are not joins.
+  ASSERT_EQ(ask("POST", class_path(a.id, "/roster"), a.instructor, json{{"csv", "r1,Rosa\n"}}).status, 200);
   EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Cy"}}).status, 201);
   EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Di"}}).status, 201);
   const Answer over = ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Ed"}});
   EXPECT_EQ(over.status, 429);
   EXPECT_FALSE(over.header("Retry-After").empty());
-  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", b.invite}, {"name", "Ed"}}).status, 201);
+  // A class's size (5 here; B holds Ada and four from its roster): the sixth learner is refused
+  // whichever door they use.
+  ASSERT_EQ(
+      ask("POST", class_path(b.id, "/roster"), b.instructor, json{{"csv", "r2,Ed\nr3,Fay\nr4,Gus\nr5,Hal\n"}})
+          .status,
+      200);
+  const Answer full = ask("POST", "/api/join", "", json{{"invite", b.invite}, {"name", "Ivy"}});
+  EXPECT_EQ(full.status, 409);
+  EXPECT_NE(full.body["error"].get<std::string>().find("its limit"), std::string::npos) << full.text;
+  EXPECT_EQ(ask("POST", class_path(b.id, "/roster"), b.instructor, json{{"csv", "r6,Jo\n"}}).status, 409);
   // An instructor closes joining, or changes the code: the old one stops working at once.
-  EXPECT_EQ(ask("PATCH", class_path(b.id), b.instructor, json{{"joining_open", false}}).status, 200);
-  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", b.invite}, {"name", "Fay"}}).status, 403);
+  EXPECT_EQ(ask("PATCH", class_path(a.id), a.instructor, json{{"joining_open", false}}).status, 200);
+  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Fay"}}).status, 403);
   const Answer renewed =
-      ask("PATCH", class_path(b.id), b.instructor, json{{"joining_open", true}, {"new_invite_code", true}});
-  EXPECT_NE(renewed.body["invite_code"], b.invite);
-  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", b.invite}, {"name", "Fay"}}).status, 404);
-  EXPECT_EQ(
-      ask("POST", "/api/join", "", json{{"invite", renewed.body["invite_code"]}, {"name", "Fay"}}).status,
-      201);
-  EXPECT_EQ(ask("PATCH", class_path(b.id), b.instructor, json{{"colour", "red"}}).status, 400);
+      ask("PATCH", class_path(a.id), a.instructor, json{{"joining_open", true}, {"new_invite_code", true}});
+  EXPECT_NE(renewed.body["invite_code"], a.invite);
+  EXPECT_EQ(ask("PATCH", class_path(a.id), a.instructor, json{{"colour", "red"}}).status, 400);
+  // Wrong codes from one address are bounded (3 here): then even a right one waits.
+  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", a.invite}, {"name", "Fay"}}).status, 404);
+  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", "NOSUCHCODE"}, {"name", "Fay"}}).status, 404);
+  EXPECT_EQ(ask("POST", "/api/join", "", json{{"invite", "NOSUCHCODE2"}, {"name", "Fay"}}).status, 404);
+  const Answer guessing =
+      ask("POST", "/api/join", "", json{{"invite", renewed.body["invite_code"]}, {"name", "Fay"}});
+  EXPECT_EQ(guessing.status, 429);
+  EXPECT_NE(guessing.body["error"].get<std::string>().find("wrong invite codes"), std::string::npos);
 }
 
 TEST_F(ClassApi, OpenSignUpCanBeSwitchedOff) {
@@ -92,11 +104,11 @@ TEST_F(ClassApi, ARosterIsImportedWholeOrNotAtAllAndALaterImportUpdatesIt) {
       ",s2,\"Zo\xC3\xAB O'Neil\"\r\n";
   const Answer first = ask("POST", roster, a.instructor, json{{"csv", csv}});
   ASSERT_EQ(first.status, 200) << first.text;
-  EXPECT_EQ(first.body, json({{"created", 2}, {"updated", 0}, {"restored", 0}, {"unchanged", 0}}));
+  EXPECT_EQ(first.body, json({{"created", 2}, {"updated", 0}, {"unchanged", 0}}));
   // Again, with one name changed and one learner more: updated by student id.
   const Answer second = ask("POST", roster, a.instructor,
                             json{{"csv", "s1,Ada King,ada@example.edu\ns2,Zo\xC3\xAB O'Neil,\ns3,Cy,\n"}});
-  EXPECT_EQ(second.body, json({{"created", 1}, {"updated", 1}, {"restored", 0}, {"unchanged", 1}}));
+  EXPECT_EQ(second.body, json({{"created", 1}, {"updated", 1}, {"unchanged", 1}}));
   const json learners = ask("GET", class_path(a.id, "/learners"), a.instructor).body["learners"];
   ASSERT_EQ(learners.size(), 3u);
   EXPECT_EQ(learners[0]["name"], "Ada King");
@@ -148,15 +160,27 @@ TEST_F(ClassApi, ARemovedLearnerCannotSignInAndIsRestoredWithTheirWork) {
   const std::string admin = make_admin();
   start({"--workers", "0"});
   const MadeClass a = make_class(admin, "Class A", "Ia");
-  const std::string ada = join(a.invite, "Ada", "s1");
+  const std::string ada = join(a.invite, "Ada", "s1", &a);
   const std::int64_t ada_id = learner_id(ada);
   const auto [job, events] = queued_job(ada);
+  const int stream = open_event_stream(server_->port(), events, bearer(ada));
+  ASSERT_GE(stream, 0);
   const std::string learner = class_path(a.id, "/learners/" + std::to_string(ada_id));
   const Answer removed = ask("PATCH", learner, a.instructor, json{{"removed", true}});
   ASSERT_EQ(removed.status, 200) << removed.text;
   EXPECT_FALSE(removed.body["removed_at"].is_null());
   EXPECT_EQ(ask("GET", "/api/me", ada).status, 401);
-  EXPECT_TRUE(ask("GET", class_path(a.id, "/grid"), a.instructor).body["learners"].empty());
+  // The stream she had open ends with her token, not when it next times out.
+  EXPECT_NE(read_stream(stream, 3000ms).find("event: ended"), std::string::npos);
+  close(stream);
+  // Her student id on a roster is refused while she is removed (her drafts and work are hers); her
+  // name is free for someone else meanwhile.
+  const Answer reused = ask("POST", class_path(a.id, "/roster"), a.instructor, json{{"csv", "s1,Rita\n"}});
+  EXPECT_EQ(reused.status, 409);
+  EXPECT_NE(reused.body["error"].get<std::string>().find("removed learner"), std::string::npos)
+      << reused.text;
+  ASSERT_EQ(ask("POST", class_path(a.id, "/roster"), a.instructor, json{{"csv", "s9,Ada\n"}}).status, 200);
+  EXPECT_EQ(ask("GET", class_path(a.id, "/grid"), a.instructor).body["learners"].size(), 1u);  // s9 only
   EXPECT_EQ(ask("POST", learner + "/token", a.instructor, std::string("{}")).status, 409);
   // Restored, and a new token handed out: the same learner, the same work.
   ASSERT_EQ(ask("PATCH", learner, a.instructor, json{{"removed", false}, {"name", "Ada L"}}).status, 200);
@@ -165,7 +189,7 @@ TEST_F(ClassApi, ARemovedLearnerCannotSignInAndIsRestoredWithTheirWork) {
             200);
   EXPECT_EQ(ask("GET", class_path(a.id, "/grid"), a.instructor).body["learners"][0]["name"], "Ada L");
   // Bad changes: unknown keys, wrong types, a name or student id another learner holds.
-  join(a.invite, "Bob", "s2");
+  join(a.invite, "Bob", "s2", &a);
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json{{"colour", "red"}}).status, 400);
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json::object()).status, 400);
   EXPECT_EQ(ask("PATCH", learner, a.instructor, json{{"removed", "yes"}}).status, 400);
@@ -194,6 +218,23 @@ TEST_F(ClassApi, StaffAreAddedAndRemovedAndEveryChangeIsInTheAuditLog) {
   EXPECT_EQ(
       ask("POST", class_path(a.id, "/staff"), a.instructor, json{{"name", "Ia"}, {"role", "ta"}}).status,
       409);
+  // A name that already has an account elsewhere is not handed to an instructor who types it; an
+  // administrator may give that account the role, saying so.
+  const MadeClass b = make_class(admin, "Class B", "Ib");
+  const Answer squat =
+      ask("POST", class_path(a.id, "/staff"), a.instructor, json{{"name", "Ib"}, {"role", "ta"}});
+  EXPECT_EQ(squat.status, 409);
+  EXPECT_NE(squat.body["error"].get<std::string>().find("already"), std::string::npos) << squat.text;
+  EXPECT_EQ(ask("POST", class_path(a.id, "/staff"), a.instructor,
+                json{{"name", "Ib"}, {"role", "ta"}, {"existing", true}})
+                .status,
+            403);
+  EXPECT_EQ(ask("POST", "/api/classes", admin, json{{"name", "Class C"}, {"instructor", "Ib"}}).status, 409);
+  const Answer attached = ask("POST", class_path(a.id, "/staff"), admin,
+                              json{{"name", "Ib"}, {"role", "ta"}, {"existing", true}});
+  EXPECT_EQ(attached.status, 200) << attached.text;
+  EXPECT_TRUE(attached.body["token"].is_null());
+  EXPECT_EQ(ask("GET", class_path(a.id, "/grid"), b.instructor).status, 200);  // Ib reads A now
   // A class made with an instructor whose name is refused is not made at all.
   const auto classes_before = ask("GET", "/api/classes", admin).body["classes"].size();
   EXPECT_EQ(ask("POST", "/api/classes", admin, json{{"name", "Class B"}, {"instructor", "no<tags>"}}).status,
@@ -213,13 +254,19 @@ TEST_F(ClassApi, StaffAreAddedAndRemovedAndEveryChangeIsInTheAuditLog) {
       ask("GET", class_path(a.id, "/audit?before=" + log.body["next_before"].dump()), a.instructor);
   std::vector<std::string> actions;
   for (const auto& entry : older.body["entries"]) actions.push_back(entry["action"]);
-  EXPECT_EQ(actions,
-            (std::vector<std::string>{"staff.create", "class.staff_add", "staff.create", "class.create"}));
-  EXPECT_EQ(older.body["entries"][3]["actor"]["kind"], "admin");
+  EXPECT_EQ(actions, (std::vector<std::string>{"class.staff_add", "staff.create", "class.staff_add",
+                                               "staff.create", "class.create"}));
+  EXPECT_EQ(older.body["entries"][4]["actor"]["kind"], "admin");
   EXPECT_EQ(ask("GET", class_path(a.id, "/audit?limit=0"), a.instructor).status, 400);
   // The administrator's log holds the console's first entry too.
   const json everything = ask("GET", "/api/audit?limit=200", admin).body["entries"];
   EXPECT_EQ(everything.back()["actor"]["kind"], "console");
+  // Exports are recorded once per person and class in ten minutes: a loop of them cannot bury the log.
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(ask("GET", class_path(a.id, "/export"), a.instructor).status, 200);
+  int exports = 0;
+  const Answer after = ask("GET", class_path(a.id, "/audit"), a.instructor);
+  for (const auto& entry : after.body["entries"]) exports += entry["action"] == "grid.export";
+  EXPECT_EQ(exports, 1) << after.text;
 }
 
 }  // namespace

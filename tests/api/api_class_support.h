@@ -76,13 +76,20 @@ class ClassApi : public Api {
             made.body["instructor"]["token"].get<std::string>()};
   }
 
-  // A learner joining with an invite code: the answer's token ("" when refused).
-  std::string join(const std::string& invite, const std::string& name, const std::string& student_id = "") {
-    json body = {{"invite", invite}, {"name", name}};
-    if (!student_id.empty()) body["student_id"] = student_id;
-    const Answer joined = ask("POST", "/api/join", "", body);
+  // A learner joining with an invite code: the answer's token ("" when refused). A student id, when
+  // given, is then set by the class's instructor (`instructor`), as a roster's edit does: a joiner
+  // never names their own.
+  std::string join(const std::string& invite, const std::string& name, const std::string& student_id = "",
+                   const MadeClass* by = nullptr) {
+    const Answer joined = ask("POST", "/api/join", "", json{{"invite", invite}, {"name", name}});
     EXPECT_EQ(joined.status, 201) << joined.text;
-    return joined.status == 201 ? joined.body["token"].get<std::string>() : "";
+    if (joined.status != 201) return "";
+    if (!student_id.empty()) {
+      const Answer given = ask("PATCH", class_path(by->id, "/learners/" + joined.body["id"].dump()),
+                               by->instructor, json{{"student_id", student_id}});
+      EXPECT_EQ(given.status, 200) << given.text;
+    }
+    return joined.body["token"].get<std::string>();
   }
 
   std::string class_path(std::int64_t id, const std::string& rest = "") {

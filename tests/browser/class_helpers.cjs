@@ -11,11 +11,10 @@ async function signInWithToken(page, token, { staff = false } = {}) {
   await page.waitForSelector(staff ? "#staff-bar:not([hidden])" : "#signed-in:not([hidden])");
 }
 
-// "Join your class": a name, the invite code and a student id; the token is shown once.
-async function joinClass(page, { name, invite, studentId }) {
+// "Join your class": a name and the invite code; the token is shown once.
+async function joinClass(page, { name, invite }) {
   await page.getByLabel("Display name").fill(name);
   await page.getByLabel("Invite code").fill(invite);
-  if (studentId) await page.getByLabel("Student id (optional)").fill(studentId);
   await page.click("#signin-button");
   await page.waitForSelector(`#who:has-text('signed in as ${name}')`);
   await page.waitForSelector("#token-reveal:not([hidden])");

@@ -9,7 +9,7 @@
 //     problem shown with its line; then from a file), edits a row, removes and restores a learner,
 //     sets reduction/2 due in the past and hides
 //     reduction/3's leaderboard until a future deadline;
-//  3. a learner joins with the invite code and a student id; the nav says reduction/2 is past
+//  3. a learner joins with the invite code (the instructor gives her a student id); the nav says reduction/2 is past
 //     due, the editor's line too; a compile error there is judged and marked late (result and
 //     history); reduction/3's leaderboard says until when it is hidden;
 //  4. the grid shows the learner's reduction/2 cell with 1 late run, filters and sorts, keeps its
@@ -126,7 +126,14 @@ async function instructorSetsUp(page, url, made) {
 // 3. A learner joins and runs late.
 async function learnerRunsLate(page, url, made) {
   await page.goto(url);
-  await joinClass(page, { name: "Carol Chen", invite: made.invite, studentId: "s3" });
+  await joinClass(page, { name: "Carol Chen", invite: made.invite });
+  // A student id is the roster's, or the instructor's to give, never the joiner's: the instructor
+  // gives Carol hers, as the roster's edit does.
+  const carolId = await page.evaluate(() => fetch("/api/me", {
+    headers: { Authorization: `Bearer ${localStorage.getItem("cudojo.token")}` } }).then((r) => r.json()).then((me) => me.id));
+  const patched = await fetch(new URL(`/api/classes/${made.classId}/learners/${carolId}`, url), { method: "PATCH",
+    headers: { Authorization: `Bearer ${made.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ student_id: "s3" }) });
+  expect(patched.status === 200, `the instructor gives the joined learner a student id (${patched.status})`);
   expect((await page.textContent("#who-class")).includes("GPU 101"), "the class's name is beside the learner's");
   await page.click("#token-done");
   await page.waitForFunction(() => (document.querySelector("nav button[data-stage='reduction/2'] .due-mark") || {}).textContent?.startsWith("past due"));

@@ -58,7 +58,7 @@ async function remember(me, bearer = null) {
 const JOIN_ERRORS = {
   404: "No class has that invite code; check it with your instructor.",
   403: "That class is not taking new learners now; ask your instructor.",
-  409: "That name or student id is taken in this class: choose another name, or sign in with the token you were given.",
+  409: "That name is taken in this class: choose another name, or sign in with the token you were given.",
   429: "Many learners joined this class in the last hour; try again in a while.",
 };
 
@@ -67,14 +67,13 @@ const JOIN_ERRORS = {
 export async function signUp() {
   const name = $("#learner-name").value.trim();
   const invite = $("#invite-code").value.trim();
-  const studentId = $("#student-id").value.trim();
   if (!name) throw new Error("Type a display name first.");
   if (!invite && $("#invite-code").required) throw new Error("Type your class's invite code first.");
   let learner;
   try {
     learner = invite
       ? await api("/api/join", { method: "POST", token: "",
-        body: JSON.stringify({ invite, name, ...(studentId ? { student_id: studentId } : {}) }) })
+        body: JSON.stringify({ invite, name }) })
       : await api("/api/learners", { method: "POST", body: JSON.stringify({ name }), token: "" });
   } catch (error) {
     if (invite && JOIN_ERRORS[error.status]) throw new Error(JOIN_ERRORS[error.status]);
@@ -82,7 +81,7 @@ export async function signUp() {
   }
   await remember({ kind: "learner", ...learner }, learner.token);
   // The form is empty for whoever signs up next at this browser.
-  for (const id of ["#learner-name", "#invite-code", "#student-id"]) $(id).value = "";
+  for (const id of ["#learner-name", "#invite-code"]) $(id).value = "";
   showLearner();
   accountMessage("");
   $("#token-value").value = learner.token;

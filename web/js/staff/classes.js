@@ -27,21 +27,25 @@ function classTable(classes) {
 function newClassForm(onMade) {
   const name = el("input", { required: "", maxlength: "80", autocomplete: "off" });
   const instructor = el("input", { maxlength: "40", autocomplete: "off" });
+  // A name an account already has is refused unless the administrator says that account is meant.
+  const existing = el("input", { type: "checkbox" });
   const status = statusLine();
   const shown = el("div");
   const form = el("form", { class: "staff-form", "aria-label": "New class" },
     field("Class name", name), field("Instructor's name", instructor, "a new name gets a staff account"),
+    el("label", { class: "check" }, existing, " if the name has an account already, make that account the instructor"),
     el("button", { type: "submit" }, "Make the class"), status, shown);
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
       const made = await api("/api/classes", { method: "POST", body: JSON.stringify({
-        name: name.value.trim(), ...(instructor.value.trim() ? { instructor: instructor.value.trim() } : {}) }) });
+        name: name.value.trim(),
+        ...(instructor.value.trim() ? { instructor: instructor.value.trim(), existing: existing.checked } : {}) }) });
       say(status, `Made the class ${made.class.name}; its invite code is ${made.class.invite_code}.`);
       const who = made.instructor;
       shown.replaceChildren(!who ? message("No instructor named: you run it as an administrator.")
         : who.token ? secretBox(`Token of ${who.name}, the new instructor`, who.token)
-          : message(`${who.name} already has a staff account; their token is unchanged.`));
+          : message(`${who.name}'s existing account is the instructor; its token is unchanged.`));
       name.value = "";
       instructor.value = "";
       onMade();

@@ -1,6 +1,7 @@
 // A class's staff (#class/3/staff): its instructors and teaching assistants. An instructor adds
-// one by name (a new account's token is shown once; an existing account keeps its token) and
-// removes one; the server keeps the last instructor.
+// one by a new name (the new account's token is shown once) or changes the role of one already
+// there; only an administrator gives an existing account elsewhere a role here ("existing"). The
+// server keeps the last instructor.
 
 import { el } from "../dom.js";
 import { api } from "../api.js";
@@ -10,17 +11,21 @@ import { secretBox } from "./secret.js";
 
 const ROLE_WORDS = { instructor: "instructor", ta: "teaching assistant" };
 
-function addForm(cls, shown, status, added) {
+function addForm(cls, shown, status, added, admin) {
   const name = el("input", { required: "", maxlength: "40", autocomplete: "off" });
   const role = el("select", {}, el("option", { value: "ta" }, "teaching assistant"), el("option", { value: "instructor" }, "instructor"));
+  const existing = el("input", { type: "checkbox" });
   const form = el("form", { class: "staff-form", "aria-label": "Add to the staff" },
-    field("Name", name), field("Role", role), el("button", { type: "submit" }, "Add"));
+    field("Name", name), field("Role", role),
+    ...(admin ? [el("label", { class: "check" }, existing, " the name has an account already: give that account the role")] : []),
+    el("button", { type: "submit" }, "Add"));
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     try {
-      const member = await api(`/api/classes/${cls.id}/staff`, { method: "POST", body: JSON.stringify({ name: name.value.trim(), role: role.value }) });
+      const member = await api(`/api/classes/${cls.id}/staff`, { method: "POST",
+        body: JSON.stringify({ name: name.value.trim(), role: role.value, ...(admin && existing.checked ? { existing: true } : {}) }) });
       shown.replaceChildren(member.token ? secretBox(`Token of ${member.name}, a new ${ROLE_WORDS[member.role]}`, member.token)
-        : message(`${member.name} already had a staff account: now a ${ROLE_WORDS[member.role]} here, with the same token.`));
+        : message(`${member.name} is now a ${ROLE_WORDS[member.role]} here, with the same token.`));
       name.value = "";
       added();
     } catch (error) {
@@ -54,5 +59,6 @@ export async function showMembers(box, context) {
       canChange ? el("td", {}, button("Remove", () => remove(member), { "aria-label": `Remove ${member.name} from the staff` })) : null)))));
   drawList(cls.staff);
   box.replaceChildren(heading(3, "Staff"),
-    ...(canChange ? [addForm(cls, shown, status, () => reload().catch(() => {}))] : []), status, shown, list);
+    ...(canChange ? [addForm(cls, shown, status, () => reload().catch(() => {}), Boolean(context.me && context.me.admin))] : []),
+    status, shown, list);
 }

@@ -32,7 +32,7 @@ function importForm(cls, imported) {
     problems.replaceChildren();
     try {
       const counts = await api(`/api/classes/${cls.id}/roster`, { method: "POST", body: JSON.stringify({ csv: csv.value }) });
-      say(status, `Imported: ${counts.created} new, ${counts.updated} updated, ${counts.restored} restored, ${counts.unchanged} unchanged.`);
+      say(status, `Imported: ${counts.created} new, ${counts.updated} updated, ${counts.unchanged} unchanged.`);
       imported();
     } catch (error) {
       say(status, `Not imported: ${error.message}`, "bad");
