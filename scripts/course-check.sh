@@ -3,7 +3,7 @@
 # evidence/ keeps:
 #   scripts/course-check.sh [TRANSCRIPT] [STAGE...]     default: every stage of course/
 # For each stage, in CUDA C++, Python and Rust: the reference (must be accepted), the starter (must
-# get the verdict scripts/lib/starter-verdicts.txt states) and every corpus file of that stage in
+# get the verdict its stage.toml's [expect] starter states) and every corpus file of that stage in
 # tests/submissions/<track>-<number>/ (must match the expectation on its first line). Python and
 # Rust arrive compiled by scripts/build-language-jobs.sh (CPU only, beside the build), so the GPU
 # machine needs neither Numba nor rustc. Each line shows the verdict, the findings and the figures
@@ -12,6 +12,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export NO_COLOR=1
 source scripts/lib/transcript.sh
+source scripts/lib/starter_verdict.sh
 start_transcript course "${1:-}"
 shift || true
 jobs=${CUDOJO_LANGUAGE_JOBS:-$build/language-jobs}
@@ -44,7 +45,7 @@ start_all=$(date +%s)
 for stage in "${stages[@]}"; do
   tag=${stage/\//-}
   folder=$(dirname "$(grep -l "^id = \"$stage\"" course/*/*/stage.toml | head -1)")
-  starter_verdict=$(awk -v s="$stage" '$1 == s {print $2}' scripts/lib/starter-verdicts.txt)
+  starter_verdict=$(starter_verdict "$stage")
   echo "## $stage ($("$cudojo" show "$stage" --json | python3 -c "import json,sys; print(json.load(sys.stdin)['title'])"))"
   printf '%-44s %-13s %-34s %s\n' file verdict findings gate
   files=("$folder/reference.cu" "$jobs/$tag/reference.py.build" "$jobs/$tag/reference.rs.build"

@@ -15,6 +15,7 @@ export NO_COLOR=1
 failures=0
 # Everything below goes to the terminal and the transcript.
 source scripts/lib/transcript.sh
+source scripts/lib/starter_verdict.sh
 start_transcript check "${1:-}"
 
 seconds() { local ms=$((($2 - $1) / 1000000)); printf '%d.%03d s' $((ms / 1000)) $((ms % 1000)); }
@@ -37,7 +38,7 @@ for folder in course/*/*/; do
   [ "${CUDOJO_SKIP_COURSE:-0}" = 1 ] && break
   [ -f "$folder/stage.toml" ] || continue
   stage=$(grep '^id = ' "$folder/stage.toml" | cut -d'"' -f2)
-  starter_verdict=$(awk -v s="$stage" '$1 == s {print $2}' scripts/lib/starter-verdicts.txt)
+  starter_verdict=$(starter_verdict "$stage")
   echo "### $stage reference.cu"
   start=$(date +%s%N)
   $cudojo check "$stage" "$folder/reference.cu"

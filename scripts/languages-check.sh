@@ -11,6 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 export NO_COLOR=1
 source scripts/lib/transcript.sh
+source scripts/lib/starter_verdict.sh
 start_transcript languages "${1:-}"
 jobs=${CUDOJO_LANGUAGE_JOBS:-$build/language-jobs}
 failures=0
@@ -29,7 +30,7 @@ printf '%-12s %-22s %-14s %-40s %s\n' stage file verdict findings figures
 for folder in "$jobs"/*-*/; do
   tag=$(basename "$folder")
   stage=${tag/-//}
-  starter_verdict=$(awk -v s="$stage" '$1 == s {print $2}' scripts/lib/starter-verdicts.txt)
+  starter_verdict=$(starter_verdict "$stage")
   for build_file in "$folder"reference.*.build "$folder"starter.*.build; do
     name=$(basename "$build_file" .build)
     report=$(judge "$stage" "$build_file")

@@ -18,4 +18,6 @@ ldd build/cudojo | awk '/=> \// {print $3}' | while read -r library; do
 done
 # The Python and Rust kernels, compiled here: the GPU machine needs neither Numba nor rustc.
 CUDOJO_BUILD=build scripts/build-language-jobs.sh .device-build/language-jobs
+# The scaffolded stages of scripts/course-gpu-check.sh, and their Python and Rust builds.
+CUDOJO_BUILD=build scripts/course-gpu-check.sh --prepare .device-build/scaffolds
 du -sh .device-build

@@ -28,6 +28,11 @@
 
 namespace cudojo {
 
+// The data generators' version: raise it with any change to what fill_data or fill_unsigned_data
+// write for a seed, since that can change a verdict. It is part of every stage's version
+// (run/stage_version.h), so jobs judged before the change show as judged under an older version.
+inline constexpr int kDataGeneratorVersion = 1;
+
 enum class DataKind { kExact, kFractional, kRandomSigned, kTenths, kAllNegative, kSignedZeros, kWithNan };
 
 std::optional<DataKind> parse_data_kind(std::string_view name);

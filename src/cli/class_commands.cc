@@ -21,23 +21,8 @@
 
 namespace cudojo::cli {
 
-namespace {
-
-using nlohmann::json;
-
-void add_store_options(CLI::App* command, ClassCommands& commands) {
-  command->add_option(
-      "--data-dir", commands.data_dir,
-      "The server's data folder, holding cudojo.sqlite3 (default: $CUDOJO_DATA or ./cudojo-data)");
-  command->add_option(
-      "--store", commands.store,
-      "The server's store instead: a SQLite file or a postgresql:// URL (default: $CUDOJO_STORE)");
-  command->add_flag("--json", commands.json, "Print JSON");
-}
-
-std::unique_ptr<Store> open_the_store(const ClassCommands& commands) {
-  const std::string location =
-      commands.store.empty() ? (commands.data_dir / "cudojo.sqlite3").string() : commands.store;
+std::unique_ptr<Store> open_store_at(const std::filesystem::path& data_dir, const std::string& store) {
+  const std::string location = store.empty() ? (data_dir / "cudojo.sqlite3").string() : store;
   try {
     return open_store(location);
   } catch (const StoreError& error) {
@@ -59,6 +44,24 @@ ClassInfo find_the_class(ClassStore& classes, const std::string& typed) {
     throw UsageError(fmt::format("no class is named '{}'; `cudojo class list` lists them", typed));
   throw UsageError(fmt::format("{} classes are named '{}'; name one by its id (`cudojo class list`)",
                                named.size(), typed));
+}
+
+namespace {
+
+using nlohmann::json;
+
+void add_store_options(CLI::App* command, ClassCommands& commands) {
+  command->add_option(
+      "--data-dir", commands.data_dir,
+      "The server's data folder, holding cudojo.sqlite3 (default: $CUDOJO_DATA or ./cudojo-data)");
+  command->add_option(
+      "--store", commands.store,
+      "The server's store instead: a SQLite file or a postgresql:// URL (default: $CUDOJO_STORE)");
+  command->add_flag("--json", commands.json, "Print JSON");
+}
+
+std::unique_ptr<Store> open_the_store(const ClassCommands& commands) {
+  return open_store_at(commands.data_dir, commands.store);
 }
 
 // Writes `text` to `path` (standard output when empty). Tokens are secrets: their file is made

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/store.h"
 #include "stage/stage.h"
 
 namespace cudojo::cli {
@@ -43,6 +44,12 @@ struct ClassCommands {
   bool clear = false;
   std::string format = "csv";
 };
+
+// The store of a data folder (its cudojo.sqlite3), or the one `store` names when it is not empty.
+// Throws UsageError saying why it cannot be used.
+std::unique_ptr<Store> open_store_at(const std::filesystem::path& data_dir, const std::string& store);
+// CLASS as typed: an id, or a class's exact name (which must name one class); UsageError otherwise.
+ClassInfo find_the_class(ClassStore& classes, const std::string& typed);
 
 // Adds `admin` and `class` to `app`; the options fill the returned commands when the line is parsed.
 std::unique_ptr<ClassCommands> add_class_commands(CLI::App& app);

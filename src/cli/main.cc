@@ -16,7 +16,9 @@
 
 #include "cli/class_commands.h"
 #include "cli/cli_common.h"
+#include "cli/course_commands.h"
 #include "cli/gpu_commands.h"
+#include "cli/rejudge_commands.h"
 #include "cli/serve_command.h"
 #include "common/environment.h"
 #include "common/json_text.h"
@@ -49,20 +51,6 @@ std::uint64_t parse_seed(const std::string& text) {
     throw UsageError(fmt::format("--seed {}: give a whole number from 0 to 18446744073709551615", text));
   }
   return value;
-}
-
-int cmd_stages(const std::vector<Stage>& course, bool json) {
-  if (json) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& stage : course) list.push_back(stage_facts_json(stage));
-    std::cout << list.dump(2) << "\n";
-    return 0;
-  }
-  for (const auto& stage : course) {
-    std::cout << fmt::format("{:<13} {:<26} {}\n", stage.id, stage.slug_id(), stage.title);
-    std::cout << fmt::format("{:<13} {}\n", "", stage.summary);
-  }
-  return 0;
 }
 
 // course/languages/<language>.md: how kernels look in that language, the names it offers, and what
@@ -281,6 +269,8 @@ int main(int argc, char** argv) {
 
   auto serve = add_serve_command(app);
   auto class_commands = add_class_commands(app);
+  auto rejudge_commands = add_rejudge_commands(app);
+  auto course_commands = add_course_commands(app, course_dir, json);
 
   std::string lab_what = "list";
   bool lab_csv = false;
@@ -315,16 +305,22 @@ int main(int argc, char** argv) {
   try {
     if (*lab_command) return cmd_lab(lab_what, json, lab_csv, lab_plot);
     if (*toolchains) return cmd_toolchains(arch, json);
-    const auto course = load_course(course_dir);
+    if (wants_course_command(*course_commands)) return run_course_command(*course_commands, course_dir, json);
+    const Course loaded = load_course_report(course_dir);  // a broken stage is set aside, the rest load
+    const auto& course = loaded.stages;
     if (calibration_dir.empty()) calibration_dir = default_calibration_dir(course_dir);
     if (*calibrate) return cmd_calibrate(course, calibration_dir);
-    if (*stages) return cmd_stages(course, json);
-    if (*serve->command) return run_serve_command(*serve, course, calibration_dir);
+    if (*stages) return cmd_stages(loaded, json);
+    if (*serve->command) return run_serve_command(*serve, course, course_dir, calibration_dir);
     if (wants_class_command(*class_commands)) {
       json = class_commands->json;
       return run_class_command(*class_commands, course);
     }
-    const Stage& stage = require_stage(course, stage_id);
+    if (rejudge_asked(*rejudge_commands)) {
+      json = rejudge_commands->json;
+      return run_rejudge_command(*rejudge_commands, course, course_dir, calibration_dir);
+    }
+    const Stage& stage = require_stage(loaded, stage_id);
     if (*show)
       return cmd_show(stage, lang_option.empty() ? Language::kCuda : require_language(lang_option),
                       course_dir, json);

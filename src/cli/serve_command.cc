@@ -75,6 +75,7 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app) {
 }
 
 int run_serve_command(ServeCommand& serve, const std::vector<Stage>& course,
+                      const std::filesystem::path& course_root,
                       const std::filesystem::path& calibration_dir) {
   ServeSettings& settings = serve.settings;
   for (const std::string& assignment : serve.limits) {
@@ -92,6 +93,7 @@ int run_serve_command(ServeCommand& serve, const std::vector<Stage>& course,
     return 0;
   }
   settings.calibration_dir = calibration_dir;
+  settings.course_root = course_root;
   settings.http = !serve.no_http;
   settings.open_sign_up = !serve.no_open_sign_up;
   if (serve.no_workers) settings.workers = 0;

@@ -28,6 +28,6 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app);
 // Runs it: the exit code (0 after a stop signal, 2 when it cannot start). Throws UsageError for a
 // contradictory or malformed option.
 int run_serve_command(ServeCommand& serve, const std::vector<Stage>& course,
-                      const std::filesystem::path& calibration_dir);
+                      const std::filesystem::path& course_root, const std::filesystem::path& calibration_dir);
 
 }  // namespace cudojo::cli

@@ -66,6 +66,7 @@ const std::vector<ServeLimitField>& serve_limit_fields() {
       CUDOJO_LIMIT(max_failed_joins_per_address_per_hour, "joins",
                    "wrong invite codes from one client address an hour"),
       CUDOJO_LIMIT(max_draft_saves_per_minute, "saves", "drafts one learner saves or deletes a minute"),
+      CUDOJO_LIMIT(max_jobs_per_rejudging, "jobs", "finished jobs one rejudging judges again"),
       CUDOJO_LIMIT(io_threads, "threads", "threads running the event loop"),
       CUDOJO_LIMIT(handler_threads, "threads", "threads running routes that call the store"),
       CUDOJO_LIMIT(max_waiting_requests, "requests", "requests waiting for a handler thread before 503"),

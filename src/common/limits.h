@@ -131,6 +131,9 @@ struct ServeLimits {
   // Drafts one learner may save (or delete) in a minute. The page saves a second after typing stops,
   // so a learner typing all minute saves about 60; past it, 429 and the page keeps its local copy.
   int max_draft_saves_per_minute = 120;
+  // Jobs one rejudging may take: a class of 300 with 12 stages and a few tries each fits. Reruns
+  // wait behind every learner's job, so a large one delays nobody, but it holds a GPU for long.
+  int max_jobs_per_rejudging = 5000;
 
   // --- The HTTP front door (src/http/): one event loop holds every connection, so a connection
   // costs memory, not a thread; each is bounded in time and size from its first byte.

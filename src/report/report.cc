@@ -136,6 +136,14 @@ void to_json(nlohmann::json& j, const Report& report) {
     j["judged_by"] = {
         {"node", report.judged_by->node}, {"host", report.judged_by->host}, {"gpu", report.judged_by->gpu}};
   }
+  if (report.stage_version) {
+    const StageVersion& v = *report.stage_version;
+    j["stage_version"] = {{"digest", v.digest},
+                          {"stage_files", v.stage_files},
+                          {"calibration", v.calibration},
+                          {"data_generator", v.data_generator},
+                          {"judge_rules", v.judge_rules}};
+  }
 }
 
 void from_json(const nlohmann::json& j, Report& report) {
@@ -149,6 +157,12 @@ void from_json(const nlohmann::json& j, Report& report) {
     const auto& judged_by = j.at("judged_by");
     report.judged_by =
         JudgedBy{judged_by.value("node", ""), judged_by.value("host", ""), judged_by.value("gpu", "")};
+  }
+  if (j.contains("stage_version") && j.at("stage_version").is_object()) {
+    const auto& v = j.at("stage_version");
+    report.stage_version =
+        StageVersion{v.value("digest", ""), v.value("stage_files", ""), v.value("calibration", ""),
+                     v.value("data_generator", 0), v.value("judge_rules", 0)};
   }
   report.language = j.value("language", std::string("cuda"));
   const auto& compile = j.at("compile");

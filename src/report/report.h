@@ -90,6 +90,16 @@ struct JudgedBy {
   std::string gpu;  // the model name, or "none" on a host without one
 };
 
+// The version of the stage a job was judged under (run/stage_version.h): `digest` names it; the
+// parts say which of its inputs changed when two jobs' digests differ.
+struct StageVersion {
+  std::string digest;       // 16 hex digits over the three parts below
+  std::string stage_files;  // 16 hex digits over stage.toml and the references
+  std::string calibration;  // 16 hex digits over this stage's calibrated figures ("none" without any)
+  int data_generator = 0;   // check/datasets.h kDataGeneratorVersion
+  int judge_rules = 0;      // run/stage_version.h kJudgeRulesVersion
+};
+
 struct CapturedOutput {
   std::string text;
   bool truncated = false;
@@ -122,6 +132,7 @@ struct Report {
   // Steps that overlap are each timed whole, so they need not add up to wall_ms.
   std::map<std::string, double> timings_ms;
   std::optional<JudgedBy> judged_by;
+  std::optional<StageVersion> stage_version;  // absent from reports made before versions existed
 };
 
 void to_json(nlohmann::json& j, const Report& report);

@@ -232,6 +232,11 @@ std::string render_text(const Report& report, bool colour) {
   out << "\n" << p.bold("Verdict") << "  " << verdict_banner(report, p);
   if (!report.message.empty()) out << "  " << report.message;
   out << "\n";
+  if (report.stage_version) {
+    out << p.dim(fmt::format("judged under {} version {} (seed {})", report.stage,
+                             report.stage_version->digest, report.seed))
+        << "\n";
+  }
   return out.str();
 }
 

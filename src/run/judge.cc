@@ -11,6 +11,7 @@
 #include "run/decide.h"
 #include "run/protocol.h"
 #include "run/session.h"
+#include "run/stage_version.h"
 #include "run/tools.h"
 
 namespace cudojo {
@@ -124,6 +125,8 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
   const Stage& stage = *request.stage;
   const std::uint64_t seed = request.seed.value_or(fresh_seed());
   auto finish = [&](Report report) {
+    report.stage_version = request.stage_version ? *request.stage_version
+                                                 : compute_stage_version(stage, request.calibration_dir);
     report.wall_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
     report.timings_ms["total"] = report.wall_ms;
     return report;

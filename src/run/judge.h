@@ -81,6 +81,9 @@ struct CheckRequest {
   bool profile = true;
   // Where `cudojo calibrate` stored reference figures per GPU model; empty: none.
   std::string calibration_dir;
+  // The version of the stage as the caller loaded it (the server: when it loaded the course, so a
+  // file changed on disk since is not claimed); unset: computed from the stage's folder now.
+  std::optional<StageVersion> stage_version;
   // The arch the first compile aims at while the worker asks the GPU (see Job::arch_guess).
   std::string arch_guess = "sm_90";
   // Called once the tools are done and before the check worker gets the GPU to itself: the server

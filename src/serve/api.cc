@@ -32,7 +32,7 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
 
 }  // namespace api_internal
 
-Api::Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, const std::vector<Stage>& course,
+Api::Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, CourseCatalog& course,
          const ServeSettings& settings, NodeInfo node, int gpus)
     : store_(store),
       dispatcher_(dispatcher),
@@ -105,6 +105,21 @@ void Api::register_routes(http::Router& router) {
   router.add("DELETE", R"(/api/classes/([^/]+)/deadlines/(.+))", route(&Api::clear_deadline));
   router.add("POST", R"(/api/classes/([^/]+)/staff)", route(&Api::add_class_staff));
   router.add("DELETE", R"(/api/classes/([^/]+)/staff/([^/]+))", route(&Api::remove_class_staff));
+  router.add("GET", R"(/api/classes/([^/]+)/rejudgings)", route(&Api::list_class_rejudgings));
+  router.add("POST", R"(/api/classes/([^/]+)/rejudgings)", route(&Api::create_class_rejudging));
+  router.add("GET", R"(/api/classes/([^/]+)/rejudgings/([^/]+))", route(&Api::get_class_rejudging));
+  router.add("POST", R"(/api/classes/([^/]+)/rejudgings/([^/]+)/apply)", route(&Api::apply_class_rejudging));
+  router.add("POST", R"(/api/classes/([^/]+)/rejudgings/([^/]+)/cancel)",
+             route(&Api::cancel_class_rejudging));
+  router.add("GET", R"(/api/classes/([^/]+)/versions)", route(&Api::class_versions));
+  // Administrators: rejudgings of any class or all, the course's versions and its reload.
+  router.add("GET", "/api/rejudgings", route(&Api::list_rejudgings));
+  router.add("POST", "/api/rejudgings", route(&Api::create_rejudging));
+  router.add("GET", R"(/api/rejudgings/([^/]+))", route(&Api::get_rejudging));
+  router.add("POST", R"(/api/rejudgings/([^/]+)/apply)", route(&Api::apply_rejudging));
+  router.add("POST", R"(/api/rejudgings/([^/]+)/cancel)", route(&Api::cancel_rejudging));
+  router.add("GET", "/api/course/versions", route(&Api::course_versions));
+  router.add("POST", "/api/course/reload", route(&Api::reload_course));
   // Administrators: the staff accounts and the whole server's audit log.
   router.add("GET", "/api/staff", route(&Api::list_staff));
   router.add("POST", "/api/staff", route(&Api::create_staff));
@@ -149,7 +164,8 @@ bool Api::before_body(const http::Request& head, http::Response& response) const
                             head.path.starts_with("/api/drafts/");
   const bool staffs_own = head.path == "/api/classes" || head.path.starts_with("/api/classes/") ||
                           head.path == "/api/staff" || head.path.starts_with("/api/staff/") ||
-                          head.path == "/api/audit";
+                          head.path == "/api/audit" || head.path.starts_with("/api/rejudgings") ||
+                          head.path.starts_with("/api/course/");
   const bool opens_with_ticket = head.path.ends_with("/events") && head.has_param("ticket");
   if (head.path.ends_with("/events") && head.has_param("token")) {
     send_error(response, 400, api_internal::kTokenInUrl);

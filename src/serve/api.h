@@ -37,9 +37,11 @@
 #include "http/router.h"
 #include "http/static_files.h"
 #include "serve/classroom.h"
+#include "serve/course_catalog.h"
 #include "serve/job_streams.h"
 #include "serve/server.h"
 #include "serve/store.h"
+#include "serve/store_rejudging.h"
 #include "serve/stream_ticket.h"
 #include "serve/watched_store.h"
 #include "stage/stage.h"
@@ -52,7 +54,7 @@ class Api {
  public:
   // node: this process as registered in the store; gpus: visible GPUs, as counted at start-up
   // (both reported by /api/health).
-  Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, const std::vector<Stage>& course,
+  Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, CourseCatalog& course,
       const ServeSettings& settings, NodeInfo node, int gpus);
 
   // Every route, and the page's files (which are read into memory here).
@@ -120,6 +122,31 @@ class Api {
   void clear_deadline(const Request& request,
                       Response& response);  // DELETE .../deadlines/{stage}: instructor
 
+  // --- Rejudgings, stage versions and the course's reload (api_rejudging.cc).
+  void list_class_rejudgings(const Request& request, Response& response);   // GET .../rejudgings: its staff
+  void create_class_rejudging(const Request& request, Response& response);  // POST .../rejudgings: instructor
+  void get_class_rejudging(const Request& request, Response& response);     // GET .../rejudgings/{id}: staff
+  void apply_class_rejudging(const Request& request, Response& response);   // POST .../{id}/apply: instructor
+  void cancel_class_rejudging(const Request& request,
+                              Response& response);                    // POST .../{id}/cancel: instructor
+  void class_versions(const Request& request, Response& response);    // GET .../versions: its staff
+  void list_rejudgings(const Request& request, Response& response);   // GET /api/rejudgings: admin
+  void create_rejudging(const Request& request, Response& response);  // POST /api/rejudgings: admin
+  void get_rejudging(const Request& request, Response& response);     // GET /api/rejudgings/{id}: admin
+  void apply_rejudging(const Request& request, Response& response);   // POST .../{id}/apply: admin
+  void cancel_rejudging(const Request& request, Response& response);  // POST .../{id}/cancel: admin
+  void course_versions(const Request& request, Response& response);   // GET /api/course/versions: admin
+  void reload_course(const Request& request, Response& response);     // POST /api/course/reload: admin
+  // What those share: make one for `class_id` (none: every class), show one, apply or cancel one.
+  void start_rejudging(const Request& request, Response& response, std::optional<std::int64_t> class_id,
+                       const Actor& actor);
+  void show_rejudging(const Request& request, Response& response, const Rejudging& rejudging);
+  void end_rejudging(const Request& request, Response& response, const Rejudging& rejudging,
+                     const Actor& actor, bool apply);
+  void end_any_rejudging(const Request& request, Response& response, bool apply);
+  std::optional<Rejudging> class_rejudging(const Request& request, Response& response, std::int64_t class_id);
+  nlohmann::json versions_json(std::optional<std::int64_t> class_id);
+
   // --- Jobs (api_jobs.cc): a learner's own only.
   void submit_job(const Request& request, Response& response);  // POST /api/jobs
   void get_job(const Request& request, Response& response);     // GET /api/jobs/{id}
@@ -154,6 +181,9 @@ class Api {
   // `shown` (a job as job_json shows it) with "late": whether the job was submitted after its stage's
   // deadline in the class of its learner.
   nlohmann::json with_lateness(nlohmann::json shown, const JobRecord& job, std::int64_t class_id);
+  // `shown` with "stage_version" (the version the job was judged under, when its report says) and
+  // "stage_version_current" (whether that is the course's version of the stage now).
+  nlohmann::json with_version(nlohmann::json shown, const JobRecord& job);
   // The requester's job named by the route's first capture; answers 401 or 404 itself and
   // returns nullopt when the request is not signed in or the job is not the requester's.
   // `owner`, when given, receives the signed-in learner.
@@ -169,7 +199,7 @@ class Api {
   WatchedStore& store_;
   Dispatcher& dispatcher_;
   JobStreams& streams_;
-  const std::vector<Stage>& course_;
+  CourseCatalog& course_;
   ServeLimits limits_;
   bool open_sign_up_;
   JudgeLimits judge_limits_;

@@ -59,12 +59,14 @@ void Api::list_nodes(const Request&, Response& response) {
 
 void Api::list_stages(const Request&, Response& response) {
   json list = json::array();
-  for (const auto& stage : course_) list.push_back(stage_summary_json(stage));
+  const auto course = course_.current();  // kept while its stages are used
+  for (const auto& stage : course->stages) list.push_back(stage_summary_json(stage));
   send_json(response, 200, list);
 }
 
 void Api::get_stage(const Request& request, Response& response) {
-  const Stage* stage = find_stage(course_, request.match(1));
+  const auto course = course_.current();  // kept while its stages are used
+  const Stage* stage = find_stage(course->stages, request.match(1));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(1)));
   // The same description `cudojo show --json` prints; only the HTML needs the server.
   json detail = stage_description_json(*stage);
@@ -92,7 +94,8 @@ std::optional<ClassInfo> Api::leaderboard_class(const Request& request, Response
 }
 
 void Api::stage_leaderboard(const Request& request, Response& response) {
-  const Stage* stage = find_stage(course_, request.match(1));
+  const auto course = course_.current();  // kept while its stages are used
+  const Stage* stage = find_stage(course->stages, request.match(1));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(1)));
   bool sees_hidden = false;
   const auto class_info = leaderboard_class(request, response, sees_hidden);

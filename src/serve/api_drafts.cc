@@ -64,7 +64,8 @@ void Api::list_drafts(const Request& request, Response& response) {
   if (!learner) return;
   std::optional<std::string> stage;
   if (const auto asked = request.param("stage")) {
-    const Stage* found = find_stage(course_, *asked);
+    const auto course = course_.current();  // kept while its stages are used
+    const Stage* found = find_stage(course->stages, *asked);
     if (!found) return send_error(response, 400, fmt::format("no stage '{}'", *asked));
     stage = found->id;
   }
@@ -82,7 +83,8 @@ void Api::list_drafts(const Request& request, Response& response) {
 void Api::put_draft(const Request& request, Response& response) {
   const auto learner = learner_or_refuse(request, response);
   if (!learner) return;
-  const auto place = draft_place(course_, request, response);
+  const auto course = course_.current();  // kept while its stages are used
+  const auto place = draft_place(course->stages, request, response);
   if (!place) return;
   json body = json::parse(request.body, nullptr, false);
   if (body.is_discarded() || !body.is_object() || !body.contains("source") || !body["source"].is_string())
@@ -106,7 +108,8 @@ void Api::put_draft(const Request& request, Response& response) {
 void Api::delete_draft(const Request& request, Response& response) {
   const auto learner = learner_or_refuse(request, response);
   if (!learner) return;
-  const auto place = draft_place(course_, request, response);
+  const auto course = course_.current();  // kept while its stages are used
+  const auto place = draft_place(course->stages, request, response);
   if (!place) return;
   if (!take_draft_save(learner->id, response)) return;
   if (!store_usable(request, response)) return;

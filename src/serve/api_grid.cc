@@ -37,8 +37,9 @@ void Api::class_grid(const Request& request, Response& response) {
   const RouteClock clock;
   const auto found = class_for(request, response, ClassAccess::kRead);
   if (!found) return;
+  const auto course = course_.current();  // kept while its stages are used
   const ClassGrid grid =
-      build_grid(store_.classes(), course_, found->class_info, store_internal::now_seconds());
+      build_grid(store_.classes(), course->stages, found->class_info, store_internal::now_seconds());
   const std::string body = json_text(grid_json(grid));
   response.set_header("Server-Timing", clock.header("grid"));
   response.set_header("Cache-Control", "no-store");
@@ -55,7 +56,8 @@ void Api::class_export(const Request& request, Response& response) {
     return send_error(response, 400, "format is csv (the default) or json");
   if (!store_usable(request, response)) return;
   const double now = store_internal::now_seconds();
-  const ClassGrid grid = build_grid(store_.classes(), course_, found->class_info, now);
+  const auto course = course_.current();  // kept while its stages are used
+  const ClassGrid grid = build_grid(store_.classes(), course->stages, found->class_info, now);
   // Who took the class's grades, and when, is part of the record: once per person and class in ten
   // minutes, so that a loop of exports cannot push every other entry off the log's pages.
   if (export_worth_recording(found->actor(), found->class_info.id)) {
@@ -88,7 +90,8 @@ bool Api::export_worth_recording(const Actor& actor, std::int64_t class_id) {
 void Api::set_deadline(const Request& request, Response& response) {
   const auto found = class_for(request, response, ClassAccess::kChange);
   if (!found) return;
-  const Stage* stage = find_stage(course_, request.match(2));
+  const auto course = course_.current();  // kept while its stages are used
+  const Stage* stage = find_stage(course->stages, request.match(2));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(2)));
   json body = json::parse(request.body, nullptr, false);
   const char* shape =
@@ -132,7 +135,8 @@ void Api::set_deadline(const Request& request, Response& response) {
 void Api::clear_deadline(const Request& request, Response& response) {
   const auto found = class_for(request, response, ClassAccess::kChange);
   if (!found) return;
-  const Stage* stage = find_stage(course_, request.match(2));
+  const auto course = course_.current();  // kept while its stages are used
+  const Stage* stage = find_stage(course->stages, request.match(2));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(2)));
   if (!store_usable(request, response)) return;
   try {

@@ -30,7 +30,8 @@ void Api::submit_job(const Request& request, Response& response) {
       !body["source"].is_string()) {
     return send_error(response, 400, "send {\"stage\": \"reduction/3\", \"source\": \"...\"}");
   }
-  const Stage* stage = find_stage(course_, body["stage"].get<std::string>());
+  const auto course = course_.current();  // kept while its stages are used
+  const Stage* stage = find_stage(course->stages, body["stage"].get<std::string>());
   if (!stage)
     return send_error(response, 400, fmt::format("no stage '{}'", body["stage"].get<std::string>()));
   const std::string source = body["source"].get<std::string>();
@@ -98,7 +99,9 @@ std::optional<JobRecord> Api::owned_job(const Request& request, Response& respon
   if (owner) *owner = *learner;
   const auto id = parse_id(request.match(1));
   auto job = id ? store_.job(*id) : std::nullopt;
-  if (!job || job->learner_id != learner->id) {
+  // A rejudging's rerun stays the instructor's until it is applied (and then the result is in the
+  // learner's own job).
+  if (!job || job->learner_id != learner->id || job->rejudging_id) {
     send_error(response, 404, "no such job among yours");
     return std::nullopt;
   }
@@ -110,7 +113,22 @@ void Api::get_job(const Request& request, Response& response) {
   auto job = owned_job(request, response, &learner);
   if (!job) return;
   const std::int64_t position = job->state == JobState::kQueued ? store_.queue_position(job->id) : 0;
-  send_json(response, 200, with_lateness(job_json(*job, position, true), *job, learner.class_id));
+  send_json(response, 200,
+            with_version(with_lateness(job_json(*job, position, true), *job, learner.class_id), *job));
+}
+
+json Api::with_version(json shown, const JobRecord& job) {
+  if (!job.report_json) return shown;
+  const json report = json::parse(*job.report_json, nullptr, false);
+  if (report.is_discarded() || !report.contains("stage_version") || !report["stage_version"].is_object())
+    return shown;
+  const std::string judged_under = report["stage_version"].value("digest", "");
+  const auto course = course_.current();
+  const auto current = course->versions.find(job.stage);
+  shown["stage_version"] = judged_under;
+  shown["stage_version_current"] =
+      current != course->versions.end() && current->second.digest == judged_under;
+  return shown;
 }
 
 json Api::with_lateness(json shown, const JobRecord& job, std::int64_t class_id) {

@@ -226,7 +226,8 @@ void Api::history(const Request& request, Response& response) {
   if (!learner) return;
   std::optional<std::string> stage;
   if (const auto asked = request.param("stage")) {
-    const Stage* found = find_stage(course_, *asked);
+    const auto course = course_.current();  // kept while its stages are used
+    const Stage* found = find_stage(course->stages, *asked);
     if (!found) return send_error(response, 400, fmt::format("no stage '{}'", *asked));
     stage = found->id;
   }

@@ -223,7 +223,8 @@ void Api::learner_history(const Request& request, Response& response) {
   if (!learner) return send_error(response, 404, "no such learner in this class");
   std::optional<std::string> stage;
   if (const auto asked = request.param("stage")) {
-    const Stage* stage_found = find_stage(course_, *asked);
+    const auto course = course_.current();  // kept while its stages are used
+    const Stage* stage_found = find_stage(course->stages, *asked);
     if (!stage_found) return send_error(response, 400, fmt::format("no stage '{}'", *asked));
     stage = stage_found->id;
   }
@@ -265,8 +266,9 @@ void Api::class_job(const Request& request, Response& response) {
       job ? store_.classes().roster_entry(found->class_info.id, job->learner_id) : std::nullopt;
   if (!learner) return send_error(response, 404, "no such job in this class");
   const std::int64_t position = job->state == JobState::kQueued ? store_.queue_position(job->id) : 0;
-  json shown = with_lateness(job_json(*job, position, true), *job, found->class_info.id);
+  json shown = with_version(with_lateness(job_json(*job, position, true), *job, found->class_info.id), *job);
   shown["learner"] = roster_entry_json(*learner);
+  if (job->rejudging_id) shown["rejudging"] = *job->rejudging_id;
   send_json(response, 200, shown);
 }
 

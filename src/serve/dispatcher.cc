@@ -10,7 +10,7 @@
 
 namespace cudojo {
 
-Dispatcher::Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings)
+Dispatcher::Dispatcher(Store& store, CourseCatalog& course, Settings settings)
     : store_(store), course_(course), settings_(std::move(settings)) {}
 
 Dispatcher::~Dispatcher() { stop(); }
@@ -125,11 +125,14 @@ bool Dispatcher::others_waiting() {
 void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,
                          PreparedWorkers* next) {
   Report report;
-  const Stage* stage = find_stage(course_, job.stage);
+  // The course as it is now, kept until this job is recorded: a reload meanwhile does not move it.
+  const auto course = course_.current();
+  const Stage* stage = find_stage(course->stages, job.stage);
   try {
     if (!stage) throw std::runtime_error(fmt::format("stage '{}' is no longer in the course", job.stage));
     CheckRequest request;
     request.stage = stage;
+    request.stage_version = course->versions.at(stage->id);
     request.source = job.source;
     const Language language = parse_language(job.language).value_or(Language::kCuda);
     request.language = language;

@@ -21,6 +21,7 @@
 
 #include "common/limits.h"
 #include "run/judge.h"
+#include "serve/course_catalog.h"
 #include "serve/store.h"
 #include "stage/stage.h"
 
@@ -48,7 +49,7 @@ class Dispatcher {
     std::function<void()> on_job_changed;
   };
 
-  Dispatcher(Store& store, const std::vector<Stage>& course, Settings settings);
+  Dispatcher(Store& store, CourseCatalog& course, Settings settings);
   ~Dispatcher();
   Dispatcher(const Dispatcher&) = delete;
   Dispatcher& operator=(const Dispatcher&) = delete;
@@ -78,7 +79,7 @@ class Dispatcher {
   }
 
   Store& store_;
-  const std::vector<Stage>& course_;
+  CourseCatalog& course_;
   Settings settings_;
   std::vector<std::thread> threads_;
   std::vector<std::string> last_arch_;  // per slot: the arch its GPU compiled for last

@@ -47,7 +47,8 @@ Enqueued PostgresStore::submit(const Submission& submission, const QueueLimits& 
       // `client_address = ''` never matches.
       Rows counts = session.run(
           "SELECT COUNT(*), COUNT(*) FILTER (WHERE learner_id = $1),"
-          " COUNT(*) FILTER (WHERE client_address = $2) FROM jobs WHERE state IN ('queued', 'running')",
+          " COUNT(*) FILTER (WHERE client_address = $2) FROM jobs WHERE state IN ('queued', 'running')"
+          " AND rejudging_id IS NULL",
           Params().add(submission.learner_id).add(submission.client_address));
       if (counts.integer(0, 0) >= limits.max_queue_length) {
         throw StoreError(StoreErrorCode::kQueueFull, "the queue is full; try again shortly");
@@ -80,7 +81,8 @@ Enqueued PostgresStore::submit(const Submission& submission, const QueueLimits& 
 
 std::int64_t PostgresStore::pending_count() {
   return with_session([](Session& session) {
-    return session.run("SELECT COUNT(*) FROM jobs WHERE state <> 'done'").integer(0, 0);
+    return session.run("SELECT COUNT(*) FROM jobs WHERE state <> 'done' AND rejudging_id IS NULL")
+        .integer(0, 0);
   });
 }
 
@@ -93,7 +95,8 @@ std::int64_t PostgresStore::queued_count() {
 std::int64_t PostgresStore::pending_count(std::int64_t learner_id) {
   return with_session([&](Session& session) {
     return session
-        .run("SELECT COUNT(*) FROM jobs WHERE state <> 'done' AND learner_id = $1", Params().add(learner_id))
+        .run("SELECT COUNT(*) FROM jobs WHERE state <> 'done' AND learner_id = $1 AND rejudging_id IS NULL",
+             Params().add(learner_id))
         .integer(0, 0);
   });
 }
@@ -102,7 +105,7 @@ std::int64_t PostgresStore::queue_position(std::int64_t job_id) {
   return with_session([&](Session& session) {
     return session
         .run(
-            "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < $1"
+            "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < $1 AND rejudging_id IS NULL"
             " AND EXISTS (SELECT 1 FROM jobs WHERE id = $1 AND state = 'queued')",
             Params().add(job_id))
         .integer(0, 0);
@@ -116,7 +119,8 @@ std::optional<JobRecord> PostgresStore::claim_next(const std::string& holder, do
       // concurrent claim takes a different job and none waits.
       Rows claimed = session.run(
           fmt::format("WITH next AS (SELECT j.id FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
-                      " WHERE j.state = 'queued' ORDER BY COALESCE(l.last_served_at, 0), j.id"
+                      " WHERE j.state = 'queued' ORDER BY j.rejudging_id IS NOT NULL,"
+                      " CASE WHEN j.rejudging_id IS NULL THEN COALESCE(l.last_served_at, 0) END, j.id"
                       " LIMIT 1 FOR UPDATE OF j SKIP LOCKED)"
                       " UPDATE jobs SET state = 'running', phase = 'starting', attempts = jobs.attempts + 1,"
                       " started_at = " CUDOJO_NOW ", holder = $1, lease_until = " CUDOJO_NOW " + $2"
@@ -125,8 +129,10 @@ std::optional<JobRecord> PostgresStore::claim_next(const std::string& holder, do
           Params().add(holder).add(lease_seconds));
       if (claimed.empty()) return std::nullopt;
       JobRecord job = read_job(claimed, 0);
-      session.run("UPDATE learners SET last_served_at = $1 WHERE id = $2",
-                  Params().add(job.started_at.value_or(0)).add(job.learner_id));
+      if (!job.rejudging_id) {  // a rerun is the instructor's, not a turn of its learner's
+        session.run("UPDATE learners SET last_served_at = $1 WHERE id = $2",
+                    Params().add(job.started_at.value_or(0)).add(job.learner_id));
+      }
       return job;
     });
   });
@@ -255,7 +261,8 @@ std::vector<JobProgress> PostgresStore::job_progress(const std::vector<std::int6
     Rows rows = session.run(
         "WITH wanted AS (SELECT id, state, phase FROM jobs WHERE id = ANY($1::bigint[])),"
         " ahead AS (SELECT id, ROW_NUMBER() OVER (ORDER BY id) - 1 AS position FROM jobs"
-        "  WHERE state = 'queued' AND id <= (SELECT MAX(id) FROM wanted WHERE state = 'queued'))"
+        "  WHERE state = 'queued' AND rejudging_id IS NULL"
+        "  AND id <= (SELECT MAX(id) FROM wanted WHERE state = 'queued'))"
         " SELECT w.id, w.state, w.phase, COALESCE(a.position, 0)"
         " FROM wanted AS w LEFT JOIN ahead AS a ON a.id = w.id",
         Params().add(ids));

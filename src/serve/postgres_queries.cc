@@ -29,6 +29,7 @@ std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id,
     Rows rows = session.run(
         "SELECT id, stage, language, state, verdict, time_ratio, baseline_ratio, created_at, finished_at"
         " FROM jobs WHERE learner_id = $1 AND ($2::text IS NULL OR stage = $2) AND id < $3"
+        " AND rejudging_id IS NULL"
         " ORDER BY id DESC LIMIT $4",
         Params()
             .add(learner_id)
@@ -59,7 +60,7 @@ std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
     // jobs ranked, the first being its best. Stage ids sort bytewise ("C"), as SQLite does.
     Rows rows = session.run(
         fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, time_ms AS ms FROM jobs"
-                    "  WHERE learner_id = $1 AND state = 'done'),"
+                    "  WHERE learner_id = $1 AND state = 'done' AND rejudging_id IS NULL),"
                     " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
                     "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
                     "  FROM finished WHERE verdict = 'accepted')"
@@ -90,7 +91,7 @@ std::vector<LeaderboardEntry> PostgresStore::leaderboard(std::int64_t class_id, 
         fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
                     "  {} AS ratio, j.time_ms AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
                     "  WHERE j.stage = $1 AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard"
-                    "  AND l.class_id = $3 AND l.removed_at IS NULL),"
+                    "  AND l.class_id = $3 AND l.removed_at IS NULL AND j.rejudging_id IS NULL),"
                     " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
                     "  AS place FROM accepted WHERE ratio IS NOT NULL)"
                     " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"

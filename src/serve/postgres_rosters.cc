@@ -306,7 +306,7 @@ std::vector<GridCell> PostgresStore::class_grid(std::int64_t class_id) {
         " COUNT(*) FILTER (WHERE j.created_at > d.due_at)"
         " FROM learners AS l JOIN jobs AS j ON j.learner_id = l.id"
         " LEFT JOIN deadlines AS d ON d.class_id = l.class_id AND d.stage = j.stage"
-        " WHERE l.class_id = $1 AND l.removed_at IS NULL AND j.state = 'done'"
+        " WHERE l.class_id = $1 AND l.removed_at IS NULL AND j.state = 'done' AND j.rejudging_id IS NULL"
         " GROUP BY j.learner_id, j.stage",
         Params().add(class_id));
     std::vector<GridCell> cells;

@@ -29,8 +29,9 @@ namespace postgres_internal {
 
 // Advisory lock keys (any 64-bit numbers no other program on the database uses), kept in one list so
 // no two of them are the same.
-inline constexpr std::int64_t kSchemaLock = 0x6375646f6a6f01;  // "cudojo" + 1: migrations
-inline constexpr std::int64_t kQueueLock = 0x6375646f6a6f02;   // enqueue's count-then-insert
+inline constexpr std::int64_t kSchemaLock = 0x6375646f6a6f01;   // "cudojo" + 1: migrations
+inline constexpr std::int64_t kQueueLock = 0x6375646f6a6f02;    // enqueue's count-then-insert
+inline constexpr std::int64_t kRejudgeLock = 0x6375646f6a6f03;  // a rejudging's choice of jobs
 
 // Whether a failed call is worth trying again shortly, rather than the SQL or the data being wrong:
 // a broken connection; SQLSTATE class 08 (connection exception) or 57P0x (the server shutting
@@ -134,7 +135,7 @@ inline std::string job_columns(std::string_view table) {
   std::string columns;
   for (const char* column :
        {"id", "learner_id", "stage", "source", "state", "phase", "attempts", "verdict", "report",
-        "created_at", "started_at", "finished_at", "language", "holder", "lease_until"}) {
+        "created_at", "started_at", "finished_at", "language", "holder", "lease_until", "rejudging_id"}) {
     if (!columns.empty()) columns += ", ";
     columns += fmt::format("{}.{}", table, column);
   }
@@ -164,6 +165,7 @@ inline JobRecord read_job(const Rows& rows, int row) {
   job.language = rows.text(row, 12);
   job.holder = rows.optional_text(row, 13);
   job.lease_until = rows.optional_real(row, 14);
+  job.rejudging_id = rows.optional_integer(row, 15);
   return job;
 }
 

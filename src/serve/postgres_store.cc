@@ -103,6 +103,23 @@ const std::vector<const char*> kMigrations = {
     "CREATE TRIGGER jobs_gate_figures BEFORE INSERT OR UPDATE OF report ON jobs"
     " FOR EACH ROW EXECUTE FUNCTION cudojo_gate_figures();"
     "UPDATE jobs SET report = report WHERE report IS NOT NULL;",
+    // 5: rejudgings (serve/store_rejudging.h) and each job's stage version, read from its report by
+    // a trigger, as the figures are.
+    "CREATE TABLE rejudgings (id BIGSERIAL PRIMARY KEY, class_id BIGINT REFERENCES classes(id),"
+    " created_at DOUBLE PRECISION NOT NULL, actor_kind TEXT NOT NULL, actor_id BIGINT NOT NULL,"
+    " actor_name TEXT NOT NULL, filter TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',"
+    " state TEXT NOT NULL DEFAULT 'judging' CHECK (state IN ('judging', 'applied', 'cancelled')),"
+    " ended_at DOUBLE PRECISION);"
+    "ALTER TABLE jobs ADD COLUMN rejudging_id BIGINT REFERENCES rejudgings(id),"
+    " ADD COLUMN rejudges_job BIGINT REFERENCES jobs(id), ADD COLUMN stage_version TEXT;"
+    "CREATE INDEX jobs_by_rejudging ON jobs (rejudging_id) WHERE rejudging_id IS NOT NULL;"
+    "CREATE FUNCTION cudojo_stage_version() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN"
+    " BEGIN NEW.stage_version := NEW.report::jsonb #>> '{stage_version,digest}';"
+    " EXCEPTION WHEN others THEN NEW.stage_version := NULL; END;"
+    " RETURN NEW; END $$;"
+    "CREATE TRIGGER jobs_stage_version BEFORE INSERT OR UPDATE OF report ON jobs"
+    " FOR EACH ROW EXECUTE FUNCTION cudojo_stage_version();"
+    "UPDATE jobs SET report = report WHERE report IS NOT NULL;",
 };
 
 }  // namespace

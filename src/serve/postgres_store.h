@@ -24,12 +24,13 @@
 #include <vector>
 
 #include "serve/store.h"
+#include "serve/store_rejudging.h"
 
 struct pg_conn;
 
 namespace cudojo {
 
-class PostgresStore final : public Store, public ClassStore {
+class PostgresStore final : public Store, public ClassStore, public RejudgeStore {
  public:
   // `url`: libpq's postgresql://user[:password]@host[:port]/database[?options]. Throws StoreError
   // when the database cannot be reached (kUnavailable) or its schema is newer than this build's.
@@ -71,6 +72,7 @@ class PostgresStore final : public Store, public ClassStore {
 
   std::optional<std::string> problem() override;
   ClassStore& classes() override { return *this; }
+  RejudgeStore& rejudgings() override { return *this; }
 
   // ClassStore (postgres_classes.cc).
   ClassInfo create_class(const std::string& name, const AuditNote& note) override;
@@ -111,6 +113,17 @@ class PostgresStore final : public Store, public ClassStore {
   std::vector<AuditEntry> audit(std::optional<std::int64_t> class_id, std::optional<std::int64_t> before,
                                 int limit) override;
 
+  // RejudgeStore (postgres_rejudging.cc).
+  Rejudging create_rejudging(const RejudgeFilter& filter, const std::string& filter_text,
+                             const std::string& reason, std::int64_t max_jobs,
+                             const AuditNote& note) override;
+  std::vector<Rejudging> list_rejudgings(std::optional<std::int64_t> class_id) override;
+  std::optional<Rejudging> find_rejudging(std::int64_t rejudging_id) override;
+  std::vector<RejudgeItem> rejudging_items(std::int64_t rejudging_id) override;
+  std::optional<Rejudging> apply_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
+  std::optional<Rejudging> cancel_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
+  std::vector<StageVersionCount> stage_versions(std::optional<std::int64_t> class_id) override;
+
   // LISTEN on a connection of its own; enqueue and every return to the queue NOTIFY on commit.
   void watch_new_jobs(std::function<void()> on_new_jobs) override;
   void stop_watching() override;
@@ -124,6 +137,9 @@ class PostgresStore final : public Store, public ClassStore {
   auto with_session(Work&& work);
   pg_conn* connect();
   void migrate();
+  // Applies or cancels a rejudging (the two differ only in what they do to the reruns).
+  std::optional<Rejudging> end_rejudging(std::int64_t rejudging_id, const AuditNote& note, bool apply);
+  Rejudging rejudging_by_id(Session& session, std::int64_t rejudging_id);  // one that exists
   // One class, a list of them, or a staff account with its roles, on a session already lent.
   std::vector<ClassInfo> classes_where(Session& session, const std::string& condition,
                                        const std::optional<std::string>& value);

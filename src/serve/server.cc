@@ -20,6 +20,7 @@
 #include "http/server.h"
 #include "run/judge.h"
 #include "serve/api.h"
+#include "serve/course_catalog.h"
 #include "serve/dispatcher.h"
 #include "serve/heartbeat.h"
 #include "serve/job_streams.h"
@@ -90,6 +91,23 @@ int lock_data_folder(const fs::path& data_dir, std::string& problem) {
   return fd;
 }
 
+// Waits for SIGINT or SIGTERM; each SIGHUP before them reloads the course and says how that went.
+void wait_for_stop(const sigset_t& signals, CourseCatalog& catalog) {
+  for (;;) {
+    int signal_number = 0;
+    sigwait(&signals, &signal_number);
+    if (signal_number != SIGHUP) return;
+    if (catalog.root().empty()) {
+      fmt::print(stderr, "cudojo serve: SIGHUP: this server was started without a course folder to reload\n");
+      continue;
+    }
+    const CourseReload reload = catalog.reload();
+    fmt::print(reload.replaced ? stdout : stderr, "cudojo serve: SIGHUP: {}\n", reload.message);
+    for (const std::string& problem : reload.problems) fmt::print(stderr, "  {}\n", problem);
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int run_server(const std::vector<Stage>& course, const ServeSettings& settings) {
@@ -99,6 +117,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGINT);
   sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGHUP);  // reload the course (taken by the same sigwait)
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   // A client that leaves while it is being answered must not end the server.
   signal(SIGPIPE, SIG_IGN);
@@ -205,7 +224,8 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.host = node.host;
   dispatch.gpu = node.gpu;
   dispatch.on_job_changed = [&streams] { streams.poke(); };
-  Dispatcher dispatcher(store, course, dispatch);
+  CourseCatalog catalog(settings.course_root, settings.calibration_dir, course);
+  Dispatcher dispatcher(store, catalog, dispatch);
   // Jobs queued by other nodes wake this node's idle judges at once (a shared store only). Started
   // with the dispatcher; whatever way this function is left, the store stops calling into the
   // dispatcher before the dispatcher is destroyed (this guard is declared after it).
@@ -234,15 +254,14 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
     start_judging();
     fmt::print("cudojo serve: no HTTP  {}\n", summary);
     std::fflush(stdout);
-    int signal_number = 0;
-    sigwait(&stop_signals, &signal_number);
+    wait_for_stop(stop_signals, catalog);
     store.stop_watching();
     dispatcher.stop();
     heartbeat.stop();
     return 0;
   }
 
-  Api api(store, dispatcher, streams, course, settings, node, gpus.count);
+  Api api(store, dispatcher, streams, catalog, settings, node, gpus.count);
   api.register_routes(router);
   api_for_hooks = &api;
   // The server's connections hold streams' places and the Api's handlers: it goes first, whatever
@@ -256,8 +275,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   server->start();
   fmt::print("cudojo serve: http://{}:{}/  {}\n", settings.host, port, summary);
   std::fflush(stdout);
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
+  wait_for_stop(stop_signals, catalog);
   // Open streams end first (they would otherwise hold their connections open); then the front door
   // closes. Running jobs get a short grace to finish and record their verdicts; the rest go back to
   // the queue (Dispatcher::stop).

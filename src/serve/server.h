@@ -25,6 +25,9 @@ struct ServeSettings {
   int workers = -1;                       // -1: one per visible GPU (at least one); 0: none
   std::filesystem::path web_dir;          // index.html, js/ (the page's modules), style.css, node_modules/
   std::filesystem::path calibration_dir;  // per-GPU reference figures (cudojo calibrate)
+  // The folder the course was loaded from, loaded again on SIGHUP or POST /api/admin/course/reload
+  // (serve/course_catalog.h). Empty: reloading is refused.
+  std::filesystem::path course_root;
   // Proxies whose X-Forwarded-For names the client (addresses or networks; http/client_address.h).
   // Their own connections are not counted per address.
   std::vector<std::string> trusted_proxies;
@@ -35,7 +38,7 @@ struct ServeSettings {
   JudgeLimits judge_limits;
 };
 
-// Serves until SIGINT or SIGTERM; returns the process exit code.
+// Serves until SIGINT or SIGTERM (SIGHUP reloads the course); returns the process exit code.
 int run_server(const std::vector<Stage>& course, const ServeSettings& settings);
 
 // The web folder shipped with the build, or beside the executable's folder.

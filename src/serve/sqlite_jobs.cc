@@ -46,9 +46,10 @@ Enqueued SqliteStore::submit(const Submission& submission, const QueueLimits& li
     // The pending states by name, not `state != 'done'`, so the count walks jobs_by_state over the
     // pending jobs instead of reading every job ever judged (each state through its source's pages).
     // An empty address is stored as NULL, which `client_address = ''` never matches.
+    // A rejudging's reruns take no learner's place: they wait until no learner's job does.
     Statement counts(db_,
                      "SELECT COUNT(*), COALESCE(SUM(learner_id = ?), 0), COALESCE(SUM(client_address = ?), 0)"
-                     " FROM jobs WHERE state IN ('queued', 'running')");
+                     " FROM jobs WHERE state IN ('queued', 'running') AND rejudging_id IS NULL");
     counts.bind(1, submission.learner_id).bind(2, submission.client_address);
     counts.step();
     if (counts.integer(0) >= limits.max_queue_length) {
@@ -80,7 +81,7 @@ Enqueued SqliteStore::submit(const Submission& submission, const QueueLimits& li
 
 std::int64_t SqliteStore::pending_count() {
   std::lock_guard lock(mutex_);
-  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done'");
+  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done' AND rejudging_id IS NULL");
   query.step();
   return query.integer(0);
 }
@@ -94,7 +95,8 @@ std::int64_t SqliteStore::queued_count() {
 
 std::int64_t SqliteStore::pending_count(std::int64_t learner_id) {
   std::lock_guard lock(mutex_);
-  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done' AND learner_id = ?");
+  Statement query(
+      db_, "SELECT COUNT(*) FROM jobs WHERE state != 'done' AND learner_id = ? AND rejudging_id IS NULL");
   query.bind(1, learner_id);
   query.step();
   return query.integer(0);
@@ -103,7 +105,7 @@ std::int64_t SqliteStore::pending_count(std::int64_t learner_id) {
 std::int64_t SqliteStore::queue_position(std::int64_t job_id) {
   std::lock_guard lock(mutex_);
   Statement query(db_,
-                  "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < ?"
+                  "SELECT COUNT(*) FROM jobs WHERE state = 'queued' AND id < ? AND rejudging_id IS NULL"
                   " AND EXISTS (SELECT 1 FROM jobs WHERE id = ? AND state = 'queued')");
   query.bind(1, job_id).bind(2, job_id);
   query.step();
@@ -117,10 +119,13 @@ std::optional<JobRecord> SqliteStore::claim_next(const std::string& holder, doub
     std::optional<JobRecord> job;
     {
       // Each learner's oldest queued job; the learner served least recently first (never served
-      // counts as longest ago), then the oldest job.
+      // counts as longest ago), then the oldest job. A rejudging's reruns only when no learner's
+      // job waits, oldest first.
       Statement next(db_, fmt::format("SELECT {} FROM jobs WHERE id = (SELECT j.id FROM jobs AS j"
                                       " JOIN learners AS l ON l.id = j.learner_id WHERE j.state = 'queued'"
-                                      " ORDER BY COALESCE(l.last_served_at, 0), j.id LIMIT 1)",
+                                      " ORDER BY j.rejudging_id IS NOT NULL,"
+                                      " CASE WHEN j.rejudging_id IS NULL THEN COALESCE(l.last_served_at, 0)"
+                                      " END, j.id LIMIT 1)",
                                       kJobColumns)
                               .c_str());
       if (next.step()) job = read_job(next);
@@ -132,9 +137,11 @@ std::optional<JobRecord> SqliteStore::claim_next(const std::string& holder, doub
                       " started_at = ?, holder = ?, lease_until = ? WHERE id = ?");
       claim.bind(1, started).bind(2, holder).bind(3, started + lease_seconds).bind(4, job->id);
       claim.step();
-      Statement served(db_, "UPDATE learners SET last_served_at = ? WHERE id = ?");
-      served.bind(1, started).bind(2, job->learner_id);
-      served.step();
+      if (!job->rejudging_id) {
+        Statement served(db_, "UPDATE learners SET last_served_at = ? WHERE id = ?");
+        served.bind(1, started).bind(2, job->learner_id);
+        served.step();
+      }
       job->state = JobState::kRunning;
       job->phase = "starting";
       job->attempts += 1;
@@ -280,10 +287,10 @@ std::vector<JobProgress> SqliteStore::job_progress(const std::vector<std::int64_
     }
     if (last_queued > 0) {
       // One ranked walk of the queue's index up to the last queued job asked about, not a count each.
-      Statement ranked(
-          db_,
-          "SELECT id, position FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY id) - 1 AS position"
-          " FROM jobs WHERE state = 'queued' AND id <= ?) WHERE id IN (SELECT value FROM json_each(?))");
+      Statement ranked(db_,
+                       "SELECT id, position FROM (SELECT id, ROW_NUMBER() OVER (ORDER BY id) - 1 AS position"
+                       " FROM jobs WHERE state = 'queued' AND id <= ? AND rejudging_id IS NULL)"
+                       " WHERE id IN (SELECT value FROM json_each(?))");
       ranked.bind(1, last_queued).bind(2, ids);
       std::unordered_map<std::int64_t, std::int64_t> positions;
       while (ranked.step()) positions[ranked.integer(0)] = ranked.integer(1);

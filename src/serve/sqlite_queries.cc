@@ -24,7 +24,7 @@ std::vector<JobSummary> SqliteStore::history(std::int64_t learner_id, const std:
   Statement query(
       db_,
       "SELECT id, stage, language, state, verdict, time_ratio, baseline_ratio, created_at, finished_at"
-      " FROM jobs WHERE learner_id = ? AND (? IS NULL OR stage = ?) AND id < ?"
+      " FROM jobs WHERE learner_id = ? AND (? IS NULL OR stage = ?) AND id < ? AND rejudging_id IS NULL"
       " ORDER BY id DESC LIMIT ?");
   query.bind(1, learner_id);
   if (stage) query.bind(2, *stage).bind(3, *stage);
@@ -52,7 +52,7 @@ std::vector<StageProgress> SqliteStore::progress(std::int64_t learner_id) {
   // lowest gate ratio first (untimed ones last), of which the first is the stage's best.
   Statement query(
       db_, fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, time_ms AS ms FROM jobs"
-                       "  WHERE learner_id = ? AND state = 'done'),"
+                       "  WHERE learner_id = ? AND state = 'done' AND rejudging_id IS NULL),"
                        " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
                        "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
                        "  FROM finished WHERE verdict = 'accepted')"
@@ -85,7 +85,7 @@ std::vector<LeaderboardEntry> SqliteStore::leaderboard(std::int64_t class_id, co
       fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
                   "  {} AS ratio, j.time_ms AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
                   "  WHERE j.stage = ? AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard = 1"
-                  "  AND l.class_id = ? AND l.removed_at IS NULL),"
+                  "  AND l.class_id = ? AND l.removed_at IS NULL AND j.rejudging_id IS NULL),"
                   " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
                   "  AS place FROM accepted WHERE ratio IS NOT NULL)"
                   " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"

@@ -282,15 +282,16 @@ std::vector<GridCell> SqliteStore::class_grid(std::int64_t class_id) {
   std::lock_guard lock(mutex_);
   // The class's learners first (CROSS JOIN keeps that order), then each one's finished jobs read
   // from the covering index jobs_figures alone: never the table, whose rows carry the reports.
-  Statement query(db_,
-                  "SELECT l.id, j.stage, COUNT(*), MAX(j.verdict = 'accepted'),"
-                  " MIN(CASE WHEN j.verdict = 'accepted' THEN COALESCE(j.baseline_ratio, j.time_ratio) END),"
-                  " MIN(CASE WHEN j.verdict = 'accepted' THEN j.created_at END), MAX(j.created_at),"
-                  " COALESCE(SUM(j.created_at > d.due_at), 0)"
-                  " FROM learners AS l CROSS JOIN jobs AS j ON j.learner_id = l.id"
-                  " LEFT JOIN deadlines AS d ON d.class_id = l.class_id AND d.stage = j.stage"
-                  " WHERE l.class_id = ? AND l.removed_at IS NULL AND j.state = 'done'"
-                  " GROUP BY l.id, j.stage");
+  Statement query(
+      db_,
+      "SELECT l.id, j.stage, COUNT(*), MAX(j.verdict = 'accepted'),"
+      " MIN(CASE WHEN j.verdict = 'accepted' THEN COALESCE(j.baseline_ratio, j.time_ratio) END),"
+      " MIN(CASE WHEN j.verdict = 'accepted' THEN j.created_at END), MAX(j.created_at),"
+      " COALESCE(SUM(j.created_at > d.due_at), 0)"
+      " FROM learners AS l CROSS JOIN jobs AS j ON j.learner_id = l.id"
+      " LEFT JOIN deadlines AS d ON d.class_id = l.class_id AND d.stage = j.stage"
+      " WHERE l.class_id = ? AND l.removed_at IS NULL AND j.state = 'done' AND j.rejudging_id IS NULL"
+      " GROUP BY l.id, j.stage");
   query.bind(1, class_id);
   std::vector<GridCell> cells;
   while (query.step()) {

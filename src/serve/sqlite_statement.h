@@ -89,7 +89,7 @@ inline std::string report_number(const char* column, const char* path) {
 // The columns every job query selects, in this order.
 inline constexpr const char* kJobColumns =
     "id, learner_id, stage, source, state, phase, attempts, verdict, report, created_at, started_at, "
-    "finished_at, language, holder, lease_until";
+    "finished_at, language, holder, lease_until, rejudging_id";
 
 inline JobState parse_state(const std::string& text) {
   if (text == "running") return JobState::kRunning;
@@ -114,6 +114,7 @@ inline JobRecord read_job(const Statement& row) {
   job.language = row.text(12);
   job.holder = row.optional_text(13);
   job.lease_until = row.optional_real(14);
+  job.rejudging_id = row.optional_integer(15);
   return job;
 }
 

@@ -81,12 +81,14 @@ SqliteStore::~SqliteStore() { sqlite3_close(db_); }
 // each address's share of the queue is counted; NULL for older jobs, which no address then holds);
 // 6 adds classes (every learner before it lands in the default class, keeping token and history),
 // staff, deadlines, drafts and the audit log, makes names unique within a class rather than the
-// server, and keeps each finished job's gate figures in columns (filled from the stored reports).
+// server, and keeps each finished job's gate figures in columns (filled from the stored reports);
+// 7 adds rejudgings (serve/store_rejudging.h: jobs.rejudging_id, rejudges_job) and each job's stage
+// version (jobs.stage_version, read from its report like the figures).
 // Steps up to 5 only add, and run again harmlessly; 6 rebuilds the learners table (SQLite cannot
 // drop its old UNIQUE), so it runs only on a database older than it. Everything runs in one
 // transaction, with foreign keys checked before it commits.
 void SqliteStore::migrate() {
-  constexpr std::int64_t kCurrentVersion = 6;
+  constexpr std::int64_t kCurrentVersion = 7;
   // Read and finished at once: a statement left open would keep DROP TABLE below from running.
   const std::int64_t version = [this] {
     Statement version_query(db_, "PRAGMA user_version");
@@ -139,6 +141,7 @@ void SqliteStore::migrate() {
         " workers INTEGER NOT NULL, http INTEGER NOT NULL, started_at REAL NOT NULL, last_seen REAL NOT "
         "NULL)");
     if (version < 6) migrate_to_classes();
+    if (version < 7) migrate_to_rejudging();
     {
       Statement broken(db_, "PRAGMA foreign_key_check");
       if (broken.step())
@@ -231,6 +234,34 @@ void SqliteStore::migrate_to_classes() {
   execute(
       "CREATE INDEX jobs_figures ON jobs(learner_id, state, stage, verdict, created_at, baseline_ratio,"
       " time_ratio, time_ms)");
+}
+
+void SqliteStore::migrate_to_rejudging() {
+  execute(
+      "CREATE TABLE rejudgings (id INTEGER PRIMARY KEY, class_id INTEGER REFERENCES classes(id),"
+      " created_at REAL NOT NULL, actor_kind TEXT NOT NULL, actor_id INTEGER NOT NULL,"
+      " actor_name TEXT NOT NULL, filter TEXT NOT NULL, reason TEXT NOT NULL DEFAULT '',"
+      " state TEXT NOT NULL DEFAULT 'judging' CHECK (state IN ('judging', 'applied', 'cancelled')),"
+      " ended_at REAL)");
+  execute("ALTER TABLE jobs ADD COLUMN rejudging_id INTEGER REFERENCES rejudgings(id)");
+  execute("ALTER TABLE jobs ADD COLUMN rejudges_job INTEGER REFERENCES jobs(id)");
+  execute("ALTER TABLE jobs ADD COLUMN stage_version TEXT");
+  execute("CREATE INDEX jobs_by_rejudging ON jobs(rejudging_id) WHERE rejudging_id IS NOT NULL");
+  const std::string read_version = fmt::format(
+      "UPDATE jobs SET stage_version = CASE WHEN json_valid(report)"
+      " THEN json_extract(report, '$.stage_version.digest') END");
+  for (const char* when : {"INSERT", "UPDATE OF report"}) {
+    execute(
+        fmt::format("CREATE TRIGGER jobs_stage_version_{} AFTER {} ON jobs BEGIN {} WHERE id = NEW.id; END",
+                    when[0] == 'I' ? "inserted" : "reported", when, read_version)
+            .c_str());
+  }
+  // The grid and progress read only this index (see migrate_to_classes); they now also leave out
+  // reruns, and the versions' count reads the stage version, so both join it.
+  execute("DROP INDEX jobs_figures");
+  execute(
+      "CREATE INDEX jobs_figures ON jobs(learner_id, state, stage, verdict, created_at, baseline_ratio,"
+      " time_ratio, time_ms, rejudging_id, stage_version)");
 }
 
 void SqliteStore::execute(const char* sql) { sqlite_internal::execute(db_, sql); }

@@ -10,12 +10,13 @@
 #include <mutex>
 
 #include "serve/store.h"
+#include "serve/store_rejudging.h"
 
 struct sqlite3;
 
 namespace cudojo {
 
-class SqliteStore final : public Store, public ClassStore {
+class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
  public:
   // busy_timeout_ms: how long a call waits for another connection's write lock (see ServeLimits).
   explicit SqliteStore(const std::filesystem::path& file,
@@ -57,6 +58,7 @@ class SqliteStore final : public Store, public ClassStore {
 
   std::optional<std::string> problem() override;
   ClassStore& classes() override { return *this; }
+  RejudgeStore& rejudgings() override { return *this; }
 
   // ClassStore (sqlite_classes.cc).
   ClassInfo create_class(const std::string& name, const AuditNote& note) override;
@@ -97,10 +99,25 @@ class SqliteStore final : public Store, public ClassStore {
   std::vector<AuditEntry> audit(std::optional<std::int64_t> class_id, std::optional<std::int64_t> before,
                                 int limit) override;
 
+  // RejudgeStore (sqlite_rejudging.cc).
+  Rejudging create_rejudging(const RejudgeFilter& filter, const std::string& filter_text,
+                             const std::string& reason, std::int64_t max_jobs,
+                             const AuditNote& note) override;
+  std::vector<Rejudging> list_rejudgings(std::optional<std::int64_t> class_id) override;
+  std::optional<Rejudging> find_rejudging(std::int64_t rejudging_id) override;
+  std::vector<RejudgeItem> rejudging_items(std::int64_t rejudging_id) override;
+  std::optional<Rejudging> apply_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
+  std::optional<Rejudging> cancel_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
+  std::vector<StageVersionCount> stage_versions(std::optional<std::int64_t> class_id) override;
+
  private:
   void execute(const char* sql);
   void migrate();
   void migrate_to_classes();
+  void migrate_to_rejudging();
+  // Applies or cancels a rejudging (the two differ only in what they do to the reruns).
+  std::optional<Rejudging> end_rejudging(std::int64_t rejudging_id, const AuditNote& note, bool apply);
+  Rejudging rejudging_by_id(std::int64_t rejudging_id);  // one that exists, the mutex held
   // Writes the audit entry inside the caller's transaction.
   void insert_audit(const AuditNote& note);
   // Throws StoreError kConflict when `staff_id` is the class's only instructor (inside the caller's

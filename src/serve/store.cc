@@ -198,6 +198,51 @@ std::string address_busy_message(std::int64_t pending) {
 
 }  // namespace store_internal
 
+std::string_view to_string(RejudgingState state) {
+  switch (state) {
+    case RejudgingState::kApplied:
+      return "applied";
+    case RejudgingState::kCancelled:
+      return "cancelled";
+    case RejudgingState::kJudging:
+      break;
+  }
+  return "judging";
+}
+
+namespace store_internal {
+RejudgingState parse_rejudging_state(std::string_view word) {
+  if (word == "applied") return RejudgingState::kApplied;
+  if (word == "cancelled") return RejudgingState::kCancelled;
+  return RejudgingState::kJudging;
+}
+
+void check_rejudging_size(std::int64_t matched, std::int64_t max_jobs) {
+  if (matched == 0) {
+    throw StoreError(StoreErrorCode::kConflict,
+                     "no finished job matches (or each is already in a rejudging that is judging)");
+  }
+  if (matched > max_jobs) {
+    throw StoreError(StoreErrorCode::kConflict,
+                     fmt::format("{} jobs match, more than the {} one rejudging may take; narrow the filter",
+                                 matched, max_jobs));
+  }
+}
+
+void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, bool apply,
+                          std::int64_t waiting) {
+  if (state != "judging") {
+    throw StoreError(StoreErrorCode::kConflict,
+                     fmt::format("rejudging {} is {} already", rejudging_id, state));
+  }
+  if (apply && waiting > 0) {
+    throw StoreError(
+        StoreErrorCode::kConflict,
+        fmt::format("{} of its jobs are still being judged; apply it once all are done", waiting));
+  }
+}
+}  // namespace store_internal
+
 std::string_view to_string(JobState state) {
   switch (state) {
     case JobState::kQueued:

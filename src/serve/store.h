@@ -194,6 +194,8 @@ struct JobRecord {
   std::optional<double> finished_at;
   std::optional<std::string> holder;  // the node running it (while running)
   std::optional<double> lease_until;  // when its holder's lease ends (while running)
+  // Set on a rerun of a rejudging (serve/store_rejudging.h): never shown to a learner as theirs.
+  std::optional<std::int64_t> rejudging_id;
 
   JobClaim claim() const { return {id, holder.value_or(""), attempts}; }
 };
@@ -217,6 +219,8 @@ struct NodeInfo {
   double started_at = 0;
   double last_seen = 0;
 };
+
+class RejudgeStore;  // serve/store_rejudging.h
 
 class Store {
  public:
@@ -317,6 +321,8 @@ class Store {
   // database. Its writes are not watched by WatchedStore: they are rare beside the jobs' and the
   // heartbeat's, which keep /api/health's answer current.
   virtual ClassStore& classes() = 0;
+  // Rejudgings (serve/store_rejudging.h), in the same database.
+  virtual RejudgeStore& rejudgings() = 0;
 
   // Whether the database can be used now: nullopt when healthy, else the reason (a file deleted or
   // replaced under the server, a connection that does not answer).

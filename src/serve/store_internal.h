@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "serve/store.h"
+#include "serve/store_rejudging.h"
 
 namespace cudojo::store_internal {
 
@@ -59,5 +60,14 @@ double now_seconds();
 // The message of StoreError(kAddressBusy), `pending` being the address's jobs queued or running: both
 // stores refuse in the same words.
 std::string address_busy_message(std::int64_t pending);
+
+// A stored rejudging state back to its enum; an unknown word reads as judging.
+RejudgingState parse_rejudging_state(std::string_view word);
+// Throws StoreError kConflict when a rejudging's filter matched no job, or more than `max_jobs`.
+void check_rejudging_size(std::int64_t matched, std::int64_t max_jobs);
+// Throws StoreError kConflict unless the rejudging is still judging (`state` as stored) and, when
+// applying, none of its reruns (`waiting`) is left to judge.
+void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, bool apply,
+                          std::int64_t waiting);
 
 }  // namespace cudojo::store_internal

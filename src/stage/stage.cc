@@ -1,123 +1,65 @@
+// What a loaded stage says in words (describe_*: the CLI's and the server's one-line texts), its
+// lookup by id or alias, the problems and broken stages of a course, and the stage as JSON for the
+// worker. Reading the files is stage_parse.cc and stage_folder.cc.
 #include "stage/stage.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <toml++/toml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "common/environment.h"
-#include "common/limits.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
 
 namespace fs = std::filesystem;
 
+std::string StageProblem::text() const {
+  if (line > 0) return fmt::format("{}:{}: {}", file.string(), line, message);
+  return fmt::format("{}: {}", file.string(), message);
+}
+
 namespace {
 
-std::string read_text_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw StageError(fmt::format("{}: cannot be read", path.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-template <typename T>
-T required(const toml::table& table, std::string_view key, const fs::path& file) {
-  auto value = table[key].value<T>();
-  if (!value) {
-    throw StageError(fmt::format("{}: field '{}' is missing or has the wrong type", file.string(), key));
-  }
-  return *value;
-}
-
-void validate(const Stage& stage, const fs::path& file) {
-  auto fail = [&](std::string_view what) { throw StageError(fmt::format("{}: {}", file.string(), what)); };
-  if (stage.id.find('/') == std::string::npos) fail("id must look like '<track>/<number>'");
-  if (!find_contract_info(stage.contract)) {
-    fail(fmt::format("contract '{}' is not one the judge implements", stage.contract));
-  }
-  const StageBounds& bounds = kStageBounds;
-  if (stage.launch.threads_per_block <= 0 || stage.launch.threads_per_block > bounds.max_threads_per_block ||
-      stage.launch.threads_per_block % bounds.warp_size != 0) {
-    fail(fmt::format("launch.threads_per_block must be a multiple of {} between {} and {}", bounds.warp_size,
-                     bounds.warp_size, bounds.max_threads_per_block));
-  }
-  if (stage.launch.dynamic_shared_bytes < 0) fail("launch.dynamic_shared_bytes must be >= 0");
-  const ContractInfo& contract = *find_contract_info(stage.contract);
-  if (stage.launch.fixed_blocks && stage.launch.blocks_per_sm) {
-    fail("launch.blocks and launch.blocks_per_sm exclude each other");
-  }
-  if (stage.launch.blocks_per_sm && (*stage.launch.blocks_per_sm <= 0 || *stage.launch.blocks_per_sm > 32)) {
-    fail("launch.blocks_per_sm must lie in 1 .. 32");
-  }
-  if (contract.has_second_kernel() != !stage.second_kernel.empty()) {
-    fail(contract.has_second_kernel()
-             ? fmt::format("the {} contract launches two kernels: name the second in 'second_kernel'",
-                           contract.name)
-             : fmt::format("the {} contract launches one kernel: remove 'second_kernel'", contract.name));
-  }
-  if (contract.has_second_kernel() && !stage.launch.blocks_per_sm) {
-    fail("a two-kernel contract needs launch.blocks_per_sm: the second kernel folds one partial per block");
-  }
-  if (!stage.second_kernel.empty() && stage.second_kernel == stage.kernel) {
-    fail("second_kernel must differ from kernel");
-  }
-  if (stage.contract == "counter") {
-    if (!stage.launch.fixed_blocks || *stage.launch.fixed_blocks <= 0) {
-      fail("the counter contract needs launch.blocks > 0");
-    }
-  } else {
-    if (stage.test_sizes.empty()) fail("tests.sizes must list at least one size");
-    for (auto n : stage.test_sizes) {
-      if (n <= 0 || n > bounds.max_size)
-        fail(fmt::format("tests.sizes must lie in 1 .. {}", bounds.max_size));
-    }
-    if (stage.performance_size <= 0 || stage.performance_size > bounds.max_size) {
-      fail(fmt::format("tests.performance_size must lie in 1 .. {}", bounds.max_size));
-    }
-    if (stage.data_sets.empty()) fail("tests.data must list at least one data set");
-    for (const auto& data : stage.data_sets) {
-      if (!contract_has_data(contract, data)) {
-        fail(fmt::format("unknown data set '{}' for the {} contract ({})", data, contract.name,
-                         fmt::join(contract.data_sets, ", ")));
-      }
-    }
-    if (!contract.poison_data.empty() && std::find(stage.data_sets.begin(), stage.data_sets.end(),
-                                                   contract.poison_data) == stage.data_sets.end()) {
-      fail(fmt::format("tests.data must include '{}': poisoning and determinism are judged on it",
-                       contract.poison_data));
-    }
-    if (!stage.timing_data.empty() && !contract_has_data(contract, stage.timing_data)) {
-      fail(fmt::format("tests.timing_data '{}' is not a data set of the {} contract", stage.timing_data,
-                       contract.name));
-    }
-    if (stage.max_relative_error && (*stage.max_relative_error <= 0 || *stage.max_relative_error >= 1)) {
-      fail("tests.max_relative_error must lie strictly between 0 and 1");
-    }
-  }
-  if (stage.runs < bounds.min_runs || stage.runs > bounds.max_runs) {
-    fail(fmt::format("tests.runs must lie in {} .. {}", bounds.min_runs, bounds.max_runs));
-  }
-  if (stage.gate.rule != GateRule::kCorrectness && stage.gate.max_time_ratio <= 0) {
-    fail("gate.max_time_ratio must be > 0");
-  }
-  if (stage.gate.rule == GateRule::kBaselineRatio) {
-    if (stage.gate.baseline != "cub_reduce") fail("gate.baseline must be 'cub_reduce'");
-    if (stage.contract != "one_accumulator" && stage.contract != "two_kernel_sum") {
-      fail("gate.rule 'baseline_ratio' (CUB's float sum) needs a float-sum contract with one total");
-    }
-  }
+std::string joined(const std::vector<StageProblem>& problems) {
+  std::string text;
+  for (const auto& problem : problems) text += (text.empty() ? "" : "\n") + problem.text();
+  return text;
 }
 
 }  // namespace
+
+StageError::StageError(const std::string& message) : std::runtime_error(message) {}
+
+StageError::StageError(std::vector<StageProblem> problems)
+    : std::runtime_error(joined(problems)), problems_(std::move(problems)) {}
+
+std::string BrokenStage::label() const {
+  if (!id.empty()) return id;
+  const std::string folder = directory.filename().string();
+  const std::string track = directory.parent_path().filename().string();
+  std::size_t digits = 0;
+  while (digits < folder.size() && std::isdigit(static_cast<unsigned char>(folder[digits]))) ++digits;
+  if (digits == 0) return track + "/" + folder;
+  return track + "/" + std::to_string(std::stol(folder.substr(0, digits)));
+}
+
+std::string BrokenStage::reason() const { return joined(problems); }
+
+const BrokenStage* Course::find_broken(const std::string& id_or_alias) const {
+  for (const auto& stage : broken) {
+    const std::string track = stage.directory.parent_path().filename().string();
+    if (stage.label() == id_or_alias || (!stage.slug.empty() && track + "/" + stage.slug == id_or_alias) ||
+        track + "/" + stage.directory.filename().string() == id_or_alias) {
+      return &stage;
+    }
+  }
+  return nullptr;
+}
 
 std::optional<GateRule> parse_gate_rule(std::string_view word) {
   if (word == "correctness") return GateRule::kCorrectness;
@@ -143,127 +85,6 @@ std::string timing_data_set(const Stage& stage) {
   const ContractInfo* contract = find_contract_info(stage.contract);
   if (contract && !contract->poison_data.empty()) return std::string(contract->poison_data);
   return stage.data_sets.empty() ? std::string{} : stage.data_sets.front();
-}
-
-Stage load_stage(const fs::path& directory) {
-  const fs::path file = directory / "stage.toml";
-  toml::table table;
-  try {
-    table = toml::parse_file(file.string());
-  } catch (const toml::parse_error& error) {
-    throw StageError(fmt::format("{}:{}: {}", file.string(), error.source().begin.line, error.description()));
-  }
-
-  Stage stage;
-  stage.directory = directory;
-  stage.id = required<std::string>(table, "id", file);
-  stage.slug = required<std::string>(table, "slug", file);
-  stage.title = required<std::string>(table, "title", file);
-  stage.summary = required<std::string>(table, "summary", file);
-  stage.contract = required<std::string>(table, "contract", file);
-  stage.kernel = required<std::string>(table, "kernel", file);
-  stage.second_kernel = table["second_kernel"].value_or(std::string{});
-
-  const toml::table* launch = table["launch"].as_table();
-  if (!launch) throw StageError(fmt::format("{}: table [launch] is missing", file.string()));
-  stage.launch.threads_per_block = required<int>(*launch, "threads_per_block", file);
-  stage.launch.dynamic_shared_bytes = (*launch)["dynamic_shared_bytes"].value_or(0);
-  if (auto blocks = (*launch)["blocks"].value<int>()) stage.launch.fixed_blocks = *blocks;
-  if (auto per_sm = (*launch)["blocks_per_sm"].value<int>()) stage.launch.blocks_per_sm = *per_sm;
-
-  if (const toml::table* tests = table["tests"].as_table()) {
-    if (const toml::array* sizes = (*tests)["sizes"].as_array()) {
-      for (const auto& size : *sizes) {
-        auto n = size.value<std::int64_t>();
-        if (!n) throw StageError(fmt::format("{}: tests.sizes must hold integers", file.string()));
-        stage.test_sizes.push_back(*n);
-      }
-    }
-    if (const toml::array* data = (*tests)["data"].as_array()) {
-      for (const auto& name : *data) stage.data_sets.push_back(name.value_or(std::string{}));
-    }
-    stage.performance_size = (*tests)["performance_size"].value_or(std::int64_t{0});
-    stage.runs = (*tests)["runs"].value_or(5);
-    stage.deterministic = (*tests)["deterministic"].value_or(false);
-    if (auto bound = (*tests)["max_relative_error"].value<double>()) stage.max_relative_error = *bound;
-    stage.timing_data = (*tests)["timing_data"].value_or(std::string{});
-  }
-
-  if (const toml::table* gate = table["gate"].as_table()) {
-    const std::string rule = (*gate)["rule"].value_or(std::string{"correctness"});
-    const auto parsed = parse_gate_rule(rule);
-    if (!parsed) {
-      throw StageError(fmt::format(
-          "{}: gate.rule '{}' is not 'correctness', 'time_ratio' or 'baseline_ratio'", file.string(), rule));
-    }
-    stage.gate.rule = *parsed;
-    stage.gate.max_time_ratio = (*gate)["max_time_ratio"].value_or(2.0);
-    stage.gate.baseline = (*gate)["baseline"].value_or(std::string{});
-    if (auto ratio = (*gate)["min_sm_throughput_ratio"].value<double>())
-      stage.gate.min_sm_throughput_ratio = *ratio;
-  }
-
-  validate(stage, file);
-  stage.lesson_markdown = read_text_file(directory / "lesson.md");
-  stage.starter_source = read_text_file(directory / "starter.cu");
-  stage.reference_source = read_text_file(directory / "reference.cu");
-  for (const Language language : all_languages()) {
-    if (language == Language::kCuda) continue;
-    const std::string extension(source_extension(language));
-    if (fs::exists(directory / ("starter" + extension)))
-      stage.other_starters[language] = read_text_file(directory / ("starter" + extension));
-    if (fs::exists(directory / ("reference" + extension)))
-      stage.other_references[language] = read_text_file(directory / ("reference" + extension));
-  }
-  return stage;
-}
-
-std::vector<Stage> load_course(const fs::path& course_root) {
-  if (!fs::is_directory(course_root)) {
-    throw StageError(
-        fmt::format("course folder {} does not exist (set --course or CUDOJO_COURSE)", course_root.string()));
-  }
-  // The tracks' order is the course's (course.toml `tracks`); tracks it does not name follow, by
-  // name. Within a track, stages go by folder name (01-..., 02-...).
-  std::vector<std::string> track_order;
-  if (fs::exists(course_root / "course.toml")) {
-    try {
-      const toml::table course = toml::parse_file((course_root / "course.toml").string());
-      if (const toml::array* tracks = course["tracks"].as_array()) {
-        for (const auto& track : *tracks) track_order.push_back(track.value_or(std::string{}));
-      }
-    } catch (const toml::parse_error& error) {
-      throw StageError(fmt::format("{}:{}: {}", (course_root / "course.toml").string(),
-                                   error.source().begin.line, error.description()));
-    }
-  }
-  auto track_rank = [&](const fs::path& stage_dir) {
-    const std::string track = stage_dir.parent_path().filename().string();
-    const auto found = std::find(track_order.begin(), track_order.end(), track);
-    return std::make_pair(static_cast<std::size_t>(found - track_order.begin()), stage_dir);
-  };
-  std::vector<fs::path> stage_dirs;
-  for (const auto& track : fs::directory_iterator(course_root)) {
-    if (!track.is_directory()) continue;
-    for (const auto& entry : fs::directory_iterator(track.path())) {
-      if (entry.is_directory() && fs::exists(entry.path() / "stage.toml")) {
-        stage_dirs.push_back(entry.path());
-      }
-    }
-  }
-  std::sort(stage_dirs.begin(), stage_dirs.end(),
-            [&](const fs::path& a, const fs::path& b) { return track_rank(a) < track_rank(b); });
-  std::vector<Stage> course;
-  for (const auto& dir : stage_dirs) course.push_back(load_stage(dir));
-  for (std::size_t a = 0; a < course.size(); ++a) {
-    for (std::size_t b = 0; b < a; ++b) {
-      if (course[a].id == course[b].id || course[a].slug_id() == course[b].slug_id()) {
-        throw StageError(fmt::format("{} and {} share the id or slug '{}'", course[a].directory.string(),
-                                     course[b].directory.string(), course[a].id));
-      }
-    }
-  }
-  return course;
 }
 
 const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_or_alias) {

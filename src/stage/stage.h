@@ -1,6 +1,9 @@
 // A stage is data: a folder under course/<track>/ holding stage.toml, lesson.md, starter.cu and
-// reference.cu. The stage file names a contract (code, written once) and the sizes, data and gate
-// that contract is driven with. Adding a stage on an existing contract needs no C++ change.
+// reference.cu (and starter.py/reference.py, starter.rs/reference.rs in pairs). The stage file names a
+// contract (code, written once) and the sizes, data and gate that contract is driven with. Adding a
+// stage on an existing contract needs no C++ change. docs/stages.md documents every key and file.
+// Reading is strict (stage_parse.cc): an unknown key or a wrong type is an error at its line, and a
+// broken stage is set aside with its reasons (load_course_report) instead of stopping the others.
 #pragma once
 
 #include <cstdint>
@@ -16,10 +19,28 @@
 
 namespace cudojo {
 
-// A stage file that cannot be used; the message names the file and the field.
+// One thing wrong in a course's files, where its author fixes it.
+struct StageProblem {
+  std::filesystem::path file;
+  int line = 0;          // 1-based; 0 when it concerns the whole file (a missing one, a missing key)
+  std::string key;       // the key it concerns ("tests.runs"), when one
+  std::string message;   // what is wrong and what to write instead
+  bool warning = false;  // `course check` reports it without failing (a TODO(author) marker)
+
+  // "file:line: message", or "file: message" without a line.
+  std::string text() const;
+};
+
+// A stage or course file that cannot be used. what() names the file, the line and the key; a
+// stage's error carries every problem found in its folder, not only the first.
 class StageError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit StageError(const std::string& message);
+  explicit StageError(std::vector<StageProblem> problems);
+  const std::vector<StageProblem>& problems() const { return problems_; }
+
+ private:
+  std::vector<StageProblem> problems_;
 };
 
 struct LaunchShape {
@@ -70,6 +91,9 @@ struct Stage {
   // The data set the timed launches use; empty: the contract's exact data (or its first data set).
   std::string timing_data;
   GateSpec gate;
+  // The verdict the starter must get in every language (`[expect] starter`, checked by
+  // `cudojo course check --gpu`); empty: any verdict but accepted.
+  std::string expected_starter_verdict;
 
   std::string lesson_markdown;
   std::string starter_source;    // CUDA C++ (starter.cu)
@@ -93,11 +117,38 @@ std::optional<GateRule> parse_gate_rule(std::string_view word);
 // The data set the timed launches use (tests.timing_data, else the contract's exact data set).
 std::string timing_data_set(const Stage& stage);
 
-// Loads one stage folder; throws StageError with the file and field on any problem.
+// Loads one stage folder; throws StageError listing every problem (file, line, key) it finds.
 Stage load_stage(const std::filesystem::path& directory);
 
+// A stage folder that could not be loaded, and why.
+struct BrokenStage {
+  std::filesystem::path directory;
+  std::string id;                      // from its stage.toml when that could be read; else empty
+  std::string slug;                    // likewise
+  std::vector<StageProblem> problems;  // at least one
+
+  // "reduction/3", or the folder's track and number ("reduction/03-x" -> "reduction/3") without an id.
+  std::string label() const;
+  // Every problem, one "file:line: message" a line.
+  std::string reason() const;
+};
+
+struct Course {
+  std::vector<Stage> stages;        // the good ones, in course order
+  std::vector<BrokenStage> broken;  // in folder order
+
+  // The broken stage an id, slug alias or folder ("reduction/03-block-tree") names; nullptr if none.
+  const BrokenStage* find_broken(const std::string& id_or_alias) const;
+};
+
 // Every stage under course_root/<track>/<NN-name>/: tracks in the order course_root/course.toml
-// lists them (`tracks = [...]`; others after, by name), stages by folder name.
+// lists them (`tracks = [...]`; others after, by name), stages by folder name. A stage folder that
+// fails to load (or repeats an earlier stage's id or slug) goes to `broken` with its problems and
+// the others load. Throws StageError only for the course itself: no such folder, or a course.toml
+// that cannot be read (with no order there is no course).
+Course load_course_report(const std::filesystem::path& course_root);
+
+// The good stages of load_course_report (for the server and the CLI).
 std::vector<Stage> load_course(const std::filesystem::path& course_root);
 
 // Finds by id ("reduction/3") or slug alias ("reduction/block-tree"); nullptr when neither matches.

@@ -161,6 +161,11 @@ TEST(Course, ShippedCourseHasTwelveStagesOverTwoTracksInOrder) {
 }
 
 TEST_F(TempStage, NewFieldsLoadAndTravelAsJson) {
+  for (const char* name : {"starter.cu", "reference.cu"}) {
+    write(name,
+          "__global__ void partials(const float* X, float* partial, int N) {}\n"
+          "__global__ void fold(const float* partial, float* out, int count) {}\n");
+  }
   write("stage.toml",
         "id = \"reduction/9\"\nslug = \"made-up\"\ntitle = \"t\"\nsummary = \"s\"\n"
         "contract = \"two_kernel_sum\"\nkernel = \"partials\"\nsecond_kernel = \"fold\"\n"
@@ -191,6 +196,7 @@ TEST_F(TempStage, NewFieldsLoadAndTravelAsJson) {
 }
 
 TEST_F(TempStage, ContractMismatchesAreRefusedWithTheReason) {
+  for (const char* name : {"starter.cu", "reference.cu"}) write(name, "__global__ void k(int* c) {}\n");
   auto refused = [&](const std::string& contract, const std::string& extra, const std::string& data,
                      const std::string& gate) {
     write("stage.toml",
@@ -233,7 +239,9 @@ TEST(Course, TracksFollowCourseTomlThenTheirNames) {
     std::ofstream(dir / "stage.toml") << "id = \"" << track << "/1\"\nslug = \"one\"\ntitle = \"t\"\n"
                                       << "summary = \"s\"\ncontract = \"counter\"\nkernel = \"count\"\n"
                                       << "[launch]\nthreads_per_block = 256\nblocks = 4\n";
-    for (const char* name : {"lesson.md", "starter.cu", "reference.cu"}) std::ofstream(dir / name) << "x\n";
+    std::ofstream(dir / "lesson.md") << "x\n";
+    for (const char* name : {"starter.cu", "reference.cu"})
+      std::ofstream(dir / name) << "__global__ void count(int* c) {}\n";
   }
   EXPECT_EQ(load_course(root).front().id, "alpha/1");
   std::ofstream(root / "course.toml") << "tracks = [\"zeta\", \"alpha\"]\n";

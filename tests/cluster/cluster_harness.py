@@ -1,8 +1,8 @@
-"""What the cluster tests (multi_node.py, partition.py) share: `cudojo serve` nodes on a private
-PostgreSQL cluster, learners submitting jobs to the web node over HTTP, and the checks and waits
-around them. Each test keeps its scenario (what it breaks, when, and what it then expects); this
-module keeps the machinery, so that a change to how a node is started, how a job is submitted or
-how the database is read is made once and holds for both.
+"""What the cluster tests (multi_node.py, partition.py, rejudge.py) share: `cudojo serve` nodes on
+a private PostgreSQL cluster, learners submitting jobs to the web node over HTTP, and the checks and
+waits around them. Each test keeps its scenario (what it breaks, when, and what it then expects);
+this module keeps the machinery, so that a change to how a node is started, how a job is submitted
+or how the database is read is made once and holds for every test.
 
 The tests run as scripts (`python3 tests/cluster/X.py`), so Python puts this folder first on
 sys.path and `import cluster_harness` finds this file; nothing needs installing. Standard library
@@ -65,9 +65,9 @@ def argument_parser(description, jobs, clients):
     return parser
 
 
-def starter_sources(binary):
+def starter_sources(binary, stage=STAGE):
     """(good, broken): the stage's starter, which compiles, and a copy with a syntax error."""
-    good_source = subprocess.run([binary, "starter", STAGE], capture_output=True, text=True,
+    good_source = subprocess.run([binary, "starter", stage], capture_output=True, text=True,
                                  check=True).stdout
     return good_source, good_source + "\nthis line is not C++ {\n"
 
@@ -326,11 +326,11 @@ class Client(threading.Thread):
     try queued, which is kept too and counted in `replayed`. Without, a 200 is unexpected."""
 
     def __init__(self, tag, web, token, count, broken_source, good_source, deadline, parity=0,
-                 idempotency_keys=False):
+                 idempotency_keys=False, stage=STAGE):
         super().__init__(daemon=True)
         self.tag, self.web, self.token, self.count = tag, web, token, count
         self.broken_source, self.good_source, self.deadline = broken_source, good_source, deadline
-        self.parity, self.idempotency_keys = parity, idempotency_keys
+        self.parity, self.idempotency_keys, self.stage = parity, idempotency_keys, stage
         self.accepted = []  # (id, kind)
         self.statuses = collections.Counter()  # every answer but 202, and "no answer"
         self.unexpected = []  # (status, body) of answers no retry will fix
@@ -342,7 +342,7 @@ class Client(threading.Thread):
             # Each source differs, so nothing upstream can answer a job from an earlier one.
             source = f"// client {self.tag} job {number}\n" + (
                 self.broken_source if kind == "broken" else self.good_source)
-            body = {"stage": STAGE, "source": source, "language": "cuda"}
+            body = {"stage": self.stage, "source": source, "language": "cuda"}
             key = f"client-{self.tag}-job-{number}" if self.idempotency_keys else None
             while True:
                 if time.monotonic() > self.deadline:

@@ -1,13 +1,13 @@
-// Drawing a judged report (verdict, late mark, compiler diagnostics, findings, tests, device
-// output) into a given element. Knows nothing of the editor or the tabs: the caller says how a
-// line is linked and marked. report.js draws the learner's Result tab with it; staff/job.js draws a
-// learner's job for their instructor.
+// Drawing a judged report (verdict, late mark, the stage version it was judged under, compiler
+// diagnostics, findings, tests, device output) into a given element. Knows nothing of the editor
+// or the tabs: the caller says how a line is linked and marked. report.js draws the learner's
+// Result tab with it; staff/job.js draws a learner's job for their instructor.
 
 import { el } from "./dom.js";
 import { languageBadge, languageName } from "./languages.js";
 
 // The verdicts in words (docs/verdicts.md); the code stays beside them.
-const VERDICT_WORDS = {
+export const VERDICT_WORDS = {
   accepted: "Accepted", too_slow: "Too slow", wrong_answer: "Wrong answer", compile_error: "Compile error",
   runtime_error: "Runtime error", time_limit_exceeded: "Time limit exceeded", no_device: "No GPU available",
   internal_error: "Judge error",
@@ -69,9 +69,23 @@ function renderTests(tests) {
         el("td", { class: "detail" }, test.detail || ""))))];
 }
 
+// "Judged under stage version 3f9a0c27", and a note when the stage changed since (the job's
+// stage_version_current, which GET /api/jobs/{id} adds; a report alone does not know).
+function versionNotes(report) {
+  const digest = report.stage_version && report.stage_version.digest;
+  if (!digest) return [];
+  const notes = [el("p", { class: "stage-version", "data-version": digest },
+                    "Judged under stage version ", el("code", { title: digest }, digest.slice(0, 8)))];
+  if (report.stage_version_current === false) {
+    notes.push(el("p", { class: "stage-changed" }, "This stage changed since; your instructor may rejudge it."));
+  }
+  return notes;
+}
+
 // Draws `report` into `box`. lineLink(line, column): the element that leads to a line of the
 // source, or null; mark(line, kind, column): marks it where the source is shown; next: a link
-// element to put under an accepted verdict. report.late: the run came after the deadline.
+// element to put under an accepted verdict. report.late: the run came after the deadline;
+// report.stage_version_current: false when the stage changed since it was judged.
 export function renderReport(box, report, { lineLink = () => null, mark = () => {}, next = null } = {}) {
   if (!report) {
     box.replaceChildren(el("p", { class: "muted" }, "No report."));
@@ -82,6 +96,7 @@ export function renderReport(box, report, { lineLink = () => null, mark = () => 
                  el("p", { class: "judged-language", "data-language": language },
                     "Language: ", languageBadge(language), " ", languageName(language))];
   if (report.late) parts.push(el("p", { class: "late-note" }, lateMark(), ": submitted after the stage's deadline."));
+  parts.push(...versionNotes(report));
   if (next) parts.push(el("p", {}, next));
   const helpers = { mark, lineLink };
   if (report.error_name) parts.push(el("p", {}, "CUDA error: ", el("code", {}, report.error_name)));

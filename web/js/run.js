@@ -82,7 +82,7 @@ async function run() {
 function finished(job, status) {
   $("#run").disabled = false;
   $("#status").textContent = status;
-  showReport({ language: job.language, ...job.report, late: isLate(job) }, { keep: true });
+  showReport({ language: job.language, ...job.report, late: isLate(job), stage_version_current: job.stage_version_current }, { keep: true });
   loadHistory();
   loadProgress();
 }

@@ -14,7 +14,7 @@ function toInput(seconds) {
   const d = new Date(seconds * 1000);
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
-function fromInput(value) {
+export function fromInput(value) {
   const time = new Date(value).getTime();
   return Number.isNaN(time) ? null : Math.round(time / 1000);
 }

@@ -1,18 +1,20 @@
 // What every view of one class shares: the class's name and the viewer's role in it, the links to
-// its views (Progress, Roster, Deadlines, Staff, Audit log, Settings) with the current one marked,
+// its views (Progress, Roster, Deadlines, Rejudge, Staff, Audit log, Settings) with the current one marked,
 // and the box the view draws into. view.js draws it before each class view.
 
 import { el } from "../dom.js";
 import { classHref } from "./router.js";
 import { heading } from "./ui.js";
 
-const TABS = [["grid", "Progress"], ["roster", "Roster"], ["deadlines", "Deadlines"], ["staff", "Staff"],
-              ["audit", "Audit log"], ["settings", "Settings"]];
+const TABS = [["grid", "Progress"], ["roster", "Roster"], ["deadlines", "Deadlines"], ["rejudge", "Rejudge"],
+              ["staff", "Staff"], ["audit", "Audit log"], ["settings", "Settings"]];
+// A view inside another marks that one's tab.
+const TAB_OF = { learner: "grid", job: "grid", rejudging: "rejudge" };
 const ROLE_WORDS = { instructor: "instructor", ta: "teaching assistant (reads only)", admin: "administrator" };
 
 // Draws the frame of class `cls` (GET /api/classes/ID) into `box` and gives the box for the view.
 export function classFrame(box, cls, view) {
-  const current = view === "learner" || view === "job" ? "grid" : view;
+  const current = TAB_OF[view] || view;
   const content = el("div", { class: "staff-content" });
   box.replaceChildren(
     el("p", { class: "crumbs" }, el("a", { href: "#classes" }, "All classes")),

@@ -1,5 +1,6 @@
 // One run, for office hours (#class/3/job/55): who sent it and when (with "late" after the
-// deadline), its report drawn as the learner saw it (report_view.js), its source read-only with
+// deadline), the stage version it was judged under and, for a rejudging's rerun, which rejudging
+// made it; its report drawn as the learner saw it (report_view.js), its source read-only with
 // line numbers (the report's line links lead there), and a diff against the learner's run before
 // it in the same stage (diff.js).
 
@@ -51,7 +52,8 @@ export async function showJob(box, context) {
     if (found) found.classList.add(`mark-${kind}`);
   };
   const report = el("div", { class: "report" });
-  renderReport(report, job.report ? { language, ...job.report, late: job.late } : null, { lineLink: lineLinker(source), mark });
+  renderReport(report, job.report ? { language, ...job.report, late: job.late, stage_version_current: job.stage_version_current } : null,
+               { lineLink: lineLinker(source), mark });
   const diff = el("div", {}, message("Looking for the run before..."));
   box.replaceChildren(
     el("p", { class: "crumbs" }, el("a", { href: classHref(cls.id) }, "← Progress grid"), " · ",
@@ -60,6 +62,9 @@ export async function showJob(box, context) {
     el("p", { class: "job-facts" }, job.verdict ? verdictBadge(job.verdict) : job.state, " ",
        job.late ? lateMark() : "on time", " · submitted ", localTime(job.created_at), " · ",
        languageBadge(language), " ", languageName(language)),
+    job.rejudging ? el("p", { class: "rerun-note" }, "This run is a rerun of ",
+      el("a", { href: classHref(cls.id, `rejudge/${job.rejudging}`) }, `rejudging #${job.rejudging}`),
+      ": until that rejudging is applied it holds the new result; after, the one it replaced.") : null,
     el("div", { class: "job-columns" },
        el("section", { "aria-label": "Report" }, heading(4, "Report"), report),
        el("section", { "aria-label": "Source" }, heading(4, "Source (read-only)"), source)),

@@ -5,13 +5,15 @@
 //   #class/3  #class/3/grid         a class's progress grid; ?q=&status=&stage=&sort= its filters
 //   #class/3/learner/17             a learner's runs; ?stage= one stage's
 //   #class/3/job/55                 one run: source, report, diff against the run before
+//   #class/3/rejudge                stage versions, a new rejudging, the class's rejudgings
+//   #class/3/rejudge/7              one rejudging; ?items=all lists every job
 //   #class/3/roster, /deadlines, /staff, /audit, /settings
 //   #reduction/3, #course           the course's lessons, read as a learner would
 //
 // Pure functions: parseHash reads a hash, classHref writes one, replaceParams changes the query of
 // the hash in place (a filter being typed is not a step of the browser's history).
 
-export const CLASS_VIEWS = ["grid", "roster", "deadlines", "staff", "audit", "settings"];
+export const CLASS_VIEWS = ["grid", "roster", "deadlines", "rejudge", "staff", "audit", "settings"];
 
 const number = (text) => (/^\d+$/.test(text || "") ? Number(text) : null);
 
@@ -28,6 +30,7 @@ export function parseHash(hash) {
   const sub = parts[2] || "grid";
   if (sub === "learner" && number(parts[3]) !== null) return { view: "learner", classId, learnerId: number(parts[3]), params };
   if (sub === "job" && number(parts[3]) !== null) return { view: "job", classId, jobId: number(parts[3]), params };
+  if (sub === "rejudge" && number(parts[3]) !== null) return { view: "rejudging", classId, rejudgingId: number(parts[3]), params };
   return { view: CLASS_VIEWS.includes(sub) ? sub : "grid", classId, params };
 }
 
