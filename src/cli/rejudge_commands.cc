@@ -140,7 +140,7 @@ int run_rejudge_command(RejudgeCommands& c, const std::vector<Stage>& course,
   if (*c.start) {
     json body = json::object();
     if (!c.stage.empty()) body["stage"] = c.stage;
-    if (c.learner > 0) body["learner"] = c.learner;
+    if (c.start->count("--learner") > 0) body["learner"] = c.learner;  // the parser refuses 0 or less
     if (!c.verdict.empty()) body["verdict"] = c.verdict;
     if (!c.since.empty()) body["since"] = c.since;
     if (!c.until.empty()) body["until"] = c.until;

@@ -213,7 +213,14 @@ void Api::reload_course(const Request& request, Response& response) {
   if (course_.root().empty())
     return send_error(response, 409, "this server was started without a course folder");
   const CourseReload reload = course_.reload();
-  store_.classes().record({staff_actor(*admin, std::nullopt), std::nullopt, "course.reload", reload.message});
+  try {
+    store_.classes().record(
+        {staff_actor(*admin, std::nullopt), std::nullopt, "course.reload", reload.message});
+  } catch (const StoreError& error) {
+    // The course is replaced (or refused) whatever the log says: the answer must tell which.
+    fmt::print(stderr, "cudojo serve: the course reload could not be recorded in the audit log: {}\n",
+               error.what());
+  }
   fmt::print(reload.replaced ? stdout : stderr, "cudojo serve: {}\n", reload.message);
   send_json(response, reload.replaced ? 200 : 422,
             {{"replaced", reload.replaced},

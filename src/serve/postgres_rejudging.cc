@@ -96,9 +96,14 @@ Rejudging PostgresStore::create_rejudging(const RejudgeFilter& filter, const std
                               " JOIN learners AS l ON l.id = j.learner_id WHERE {} ORDER BY j.id",
                               kFilterCondition),
                   filter_params(filter).add(made));
+      // Under READ COMMITTED the insert reads a newer snapshot than the count did: jobs finished in
+      // between joined. What was made is what counts, checked before the transaction commits.
+      const std::int64_t made_jobs =
+          session.run("SELECT COUNT(*) FROM jobs WHERE rejudging_id = $1", Params().add(made)).integer(0, 0);
+      store_internal::check_rejudging_size(made_jobs, max_jobs);
       session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
       AuditNote recorded = note;
-      recorded.detail = fmt::format("{} ({} jobs)", note.detail, matched);
+      recorded.detail = fmt::format("{} ({} jobs)", note.detail, made_jobs);
       insert_audit(session, recorded);
       return made;
     });
@@ -182,12 +187,21 @@ std::optional<Rejudging> PostgresStore::end_rejudging(std::int64_t rejudging_id,
   return with_session([&](Session& session) -> std::optional<Rejudging> {
     const bool found = session.transaction([&] {
       // The row lock makes one of two concurrent ends (from any nodes) wait for the other.
+      // Its state; reruns still to judge; reruns without a verdict on the kernel that would replace a
+      // result with one; versions per stage.
       Rows state = session.run(
-          "SELECT state, (SELECT COUNT(*) FROM jobs WHERE rejudging_id = $1 AND state <> 'done')"
+          "SELECT state,"
+          " (SELECT COUNT(*) FROM jobs WHERE rejudging_id = $1 AND state <> 'done'),"
+          " (SELECT COUNT(*) FROM jobs AS r JOIN jobs AS o ON o.id = r.rejudges_job"
+          "  WHERE r.rejudging_id = $1 AND r.state = 'done'"
+          "  AND r.verdict IN ('internal_error', 'no_device') AND o.verdict IS DISTINCT FROM r.verdict),"
+          " (SELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(DISTINCT stage_version) AS n FROM jobs"
+          "  WHERE rejudging_id = $1 GROUP BY stage) AS per_stage)"
           " FROM rejudgings WHERE id = $1 FOR UPDATE",
           Params().add(rejudging_id));
       if (state.empty()) return false;
-      store_internal::check_rejudging_open(rejudging_id, state.text(0, 0), apply, state.integer(0, 1));
+      store_internal::check_rejudging_open(rejudging_id, state.text(0, 0), apply, state.integer(0, 1),
+                                           state.integer(0, 2), state.integer(0, 3));
       if (apply) {
         // Both updates read the pairs from the statement's one snapshot: each side gets the other's
         // result as it was before the statement. The triggers read figures and version again.

@@ -177,13 +177,21 @@ std::optional<Rejudging> SqliteStore::end_rejudging(std::int64_t rejudging_id, c
                                                     bool apply) {
   std::lock_guard lock(mutex_);
   const bool found = in_transaction(db_, [&] {
-    Statement state(
-        db_,
-        "SELECT x.state, (SELECT COUNT(*) FROM jobs WHERE rejudging_id = x.id AND state <> 'done')"
-        " FROM rejudgings AS x WHERE x.id = ?");
+    // Its state; reruns still to judge; reruns without a verdict on the kernel that would replace a
+    // result with one; versions per stage.
+    Statement state(db_,
+                    "SELECT x.state,"
+                    " (SELECT COUNT(*) FROM jobs WHERE rejudging_id = x.id AND state <> 'done'),"
+                    " (SELECT COUNT(*) FROM jobs AS r JOIN jobs AS o ON o.id = r.rejudges_job"
+                    "  WHERE r.rejudging_id = x.id AND r.state = 'done'"
+                    "  AND r.verdict IN ('internal_error', 'no_device') AND o.verdict IS NOT r.verdict),"
+                    " (SELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(DISTINCT stage_version) AS n FROM jobs"
+                    "  WHERE rejudging_id = x.id GROUP BY stage))"
+                    " FROM rejudgings AS x WHERE x.id = ?");
     state.bind(1, rejudging_id);
     if (!state.step()) return false;
-    store_internal::check_rejudging_open(rejudging_id, state.text(0), apply, state.integer(1));
+    store_internal::check_rejudging_open(rejudging_id, state.text(0), apply, state.integer(1),
+                                         state.integer(2), state.integer(3));
     if (apply) {
       // Each pair swaps verdict and report; the triggers read the figures and the version again.
       std::vector<std::array<std::int64_t, 2>> pairs;

@@ -230,15 +230,27 @@ void check_rejudging_size(std::int64_t matched, std::int64_t max_jobs) {
 }
 
 void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, bool apply,
-                          std::int64_t waiting) {
+                          std::int64_t waiting, std::int64_t unjudged, std::int64_t versions) {
   if (state != "judging") {
     throw StoreError(StoreErrorCode::kConflict,
                      fmt::format("rejudging {} is {} already", rejudging_id, state));
   }
-  if (apply && waiting > 0) {
+  if (!apply) return;
+  if (waiting > 0) {
     throw StoreError(
         StoreErrorCode::kConflict,
         fmt::format("{} of its jobs are still being judged; apply it once all are done", waiting));
+  }
+  if (unjudged > 0) {
+    throw StoreError(StoreErrorCode::kConflict,
+                     fmt::format("{} of its jobs ended without a verdict on the kernel (internal_error or "
+                                 "no_device): cancel it, and rejudge once the judges work",
+                                 unjudged));
+  }
+  if (versions > 1) {
+    throw StoreError(StoreErrorCode::kConflict,
+                     "its jobs were judged under different versions of a stage (the course was reloaded "
+                     "meanwhile): cancel it and rejudge");
   }
 }
 }  // namespace store_internal

@@ -67,7 +67,10 @@ RejudgingState parse_rejudging_state(std::string_view word);
 void check_rejudging_size(std::int64_t matched, std::int64_t max_jobs);
 // Throws StoreError kConflict unless the rejudging is still judging (`state` as stored) and, when
 // applying, none of its reruns (`waiting`) is left to judge.
+// When applying, also refused: a rerun that ended without a verdict on the kernel (`unjudged`:
+// internal_error or no_device where its job had another verdict, which it would replace), or reruns judged
+// under more than one version of a stage (`versions`: a reload came in the middle).
 void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, bool apply,
-                          std::int64_t waiting);
+                          std::int64_t waiting, std::int64_t unjudged = 0, std::int64_t versions = 0);
 
 }  // namespace cudojo::store_internal

@@ -234,4 +234,26 @@ TEST_P(StoreTest, ARerunWhoseJudgeDiedIsJudgedAgainOnce) {
   EXPECT_EQ(items[0].after_verdict, "too_slow");
 }
 
+TEST_P(StoreTest, ApplyIsRefusedWhenARerunGotNoVerdictOnTheKernelOrVersionsDiffer) {
+  Store& store = reopen();
+  auto ada = store.create_learner("ada").learner;
+  const auto job = judged_job(store, ada.id, "accepted", 1.0);
+  judged_job(store, ada.id, "accepted", 1.1);
+  RejudgeStore& rejudgings = store.rejudgings();
+  // A judge that failed (or had no GPU) must not replace a learner's real result.
+  const Rejudging failed = rejudgings.create_rejudging(stage_filter(), "{}", "", 100, rejudge_note("x"));
+  finish_next(store, "internal_error", 0, "v2");
+  finish_next(store, "accepted", 1.0, "v2");
+  EXPECT_EQ(error_code([&] { rejudgings.apply_rejudging(failed.id, rejudge_note("x")); }),
+            StoreErrorCode::kConflict);
+  EXPECT_EQ(store.job(job)->verdict, "accepted");
+  rejudgings.cancel_rejudging(failed.id, rejudge_note("x"));
+  // Reruns of one stage judged under two versions (a reload in the middle): refused too.
+  const Rejudging mixed = rejudgings.create_rejudging(stage_filter(), "{}", "", 100, rejudge_note("x"));
+  finish_next(store, "accepted", 1.0, "v2");
+  finish_next(store, "accepted", 1.0, "v3");
+  EXPECT_EQ(error_code([&] { rejudgings.apply_rejudging(mixed.id, rejudge_note("x")); }),
+            StoreErrorCode::kConflict);
+}
+
 }  // namespace cudojo::store_test
