@@ -127,12 +127,7 @@ std::vector<Rejudging> PostgresStore::list_rejudgings(std::optional<std::int64_t
 }
 
 std::optional<Rejudging> PostgresStore::find_rejudging(std::int64_t rejudging_id) {
-  return with_session([&](Session& session) -> std::optional<Rejudging> {
-    Rows rows = session.run(fmt::format("SELECT {} FROM rejudgings AS r WHERE r.id = $1", kRejudgingColumns),
-                            Params().add(rejudging_id));
-    if (rows.empty()) return std::nullopt;
-    return read_rejudging(rows, 0);
-  });
+  return with_session([&](Session& session) { return rejudging_by_id(session, rejudging_id); });
 }
 
 std::vector<RejudgeItem> PostgresStore::rejudging_items(std::int64_t rejudging_id) {
@@ -227,11 +222,11 @@ std::optional<Rejudging> PostgresStore::end_rejudging(std::int64_t rejudging_id,
   });
 }
 
-Rejudging PostgresStore::rejudging_by_id(Session& session, std::int64_t rejudging_id) {
-  return read_rejudging(
-      session.run(fmt::format("SELECT {} FROM rejudgings AS r WHERE r.id = $1", kRejudgingColumns),
-                  Params().add(rejudging_id)),
-      0);
+std::optional<Rejudging> PostgresStore::rejudging_by_id(Session& session, std::int64_t rejudging_id) {
+  Rows rows = session.run(fmt::format("SELECT {} FROM rejudgings AS r WHERE r.id = $1", kRejudgingColumns),
+                          Params().add(rejudging_id));
+  if (rows.empty()) return std::nullopt;
+  return read_rejudging(rows, 0);
 }
 
 std::vector<StageVersionCount> PostgresStore::stage_versions(std::optional<std::int64_t> class_id) {

@@ -139,7 +139,7 @@ class PostgresStore final : public Store, public ClassStore, public RejudgeStore
   void migrate();
   // Applies or cancels a rejudging (the two differ only in what they do to the reruns).
   std::optional<Rejudging> end_rejudging(std::int64_t rejudging_id, const AuditNote& note, bool apply);
-  Rejudging rejudging_by_id(Session& session, std::int64_t rejudging_id);  // one that exists
+  std::optional<Rejudging> rejudging_by_id(Session& session, std::int64_t rejudging_id);
   // One class, a list of them, or a staff account with its roles, on a session already lent.
   std::vector<ClassInfo> classes_where(Session& session, const std::string& condition,
                                        const std::optional<std::string>& value);

@@ -118,11 +118,7 @@ std::vector<Rejudging> SqliteStore::list_rejudgings(std::optional<std::int64_t> 
 
 std::optional<Rejudging> SqliteStore::find_rejudging(std::int64_t rejudging_id) {
   std::lock_guard lock(mutex_);
-  Statement query(db_,
-                  fmt::format("SELECT {} FROM rejudgings AS r WHERE r.id = ?", kRejudgingColumns).c_str());
-  query.bind(1, rejudging_id);
-  if (!query.step()) return std::nullopt;
-  return read_rejudging(query);
+  return rejudging_by_id(rejudging_id);
 }
 
 std::vector<RejudgeItem> SqliteStore::rejudging_items(std::int64_t rejudging_id) {
@@ -230,11 +226,11 @@ std::optional<Rejudging> SqliteStore::end_rejudging(std::int64_t rejudging_id, c
   return rejudging_by_id(rejudging_id);
 }
 
-Rejudging SqliteStore::rejudging_by_id(std::int64_t rejudging_id) {
+std::optional<Rejudging> SqliteStore::rejudging_by_id(std::int64_t rejudging_id) {
   Statement query(db_,
                   fmt::format("SELECT {} FROM rejudgings AS r WHERE r.id = ?", kRejudgingColumns).c_str());
   query.bind(1, rejudging_id);
-  query.step();
+  if (!query.step()) return std::nullopt;
   return read_rejudging(query);
 }
 

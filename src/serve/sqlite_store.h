@@ -117,7 +117,7 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
   void migrate_to_rejudging();
   // Applies or cancels a rejudging (the two differ only in what they do to the reruns).
   std::optional<Rejudging> end_rejudging(std::int64_t rejudging_id, const AuditNote& note, bool apply);
-  Rejudging rejudging_by_id(std::int64_t rejudging_id);  // one that exists, the mutex held
+  std::optional<Rejudging> rejudging_by_id(std::int64_t rejudging_id);  // the mutex held
   // Writes the audit entry inside the caller's transaction.
   void insert_audit(const AuditNote& note);
   // Throws StoreError kConflict when `staff_id` is the class's only instructor (inside the caller's

@@ -189,5 +189,53 @@ TEST_F(Rejudging, VersionsShowWhichJobsWereJudgedUnderAnOlderStage) {
       400);
 }
 
+TEST_F(Rejudging, EveryRouteRefusesWhoeverMayNotCallIt) {
+  judged(store_location(), ada_id_, "reduction/3", "accepted", 1.2, "v1");
+  const Answer made =
+      ask("POST", class_path(a_.id, "/rejudgings"), a_.instructor, json{{"stage", "reduction/3"}});
+  ASSERT_EQ(made.status, 201) << made.text;
+  const std::string one = made.body["id"].dump();
+  const std::string nobody;
+  // Administrators only: anyone else is refused (401 without a token, 403 with another's).
+  struct Route {
+    std::string method, path;
+  };
+  const std::vector<Route> admin_routes = {{"GET", "/api/rejudgings"},
+                                           {"POST", "/api/rejudgings"},
+                                           {"GET", "/api/rejudgings/" + one},
+                                           {"POST", "/api/rejudgings/" + one + "/cancel"},
+                                           {"POST", "/api/rejudgings/" + one + "/apply"},
+                                           {"GET", "/api/course/versions"},
+                                           {"POST", "/api/course/reload"}};
+  for (const Route& route : admin_routes) {
+    EXPECT_EQ(ask(route.method, route.path, nobody, std::string("{}")).status, 401) << route.path;
+    for (const std::string* token : {&ada_, &cyd_, &assistant_, &a_.instructor, &b_.instructor})
+      EXPECT_EQ(ask(route.method, route.path, *token, std::string("{}")).status, 403) << route.path;
+  }
+  EXPECT_EQ(ask("GET", "/api/rejudgings/" + one, admin_).status, 200);
+  // A class's routes: a learner of this class or another is refused, another class's staff get 404.
+  const std::vector<Route> class_routes = {{"GET", class_path(a_.id, "/rejudgings")},
+                                           {"GET", class_path(a_.id, "/rejudgings/" + one)},
+                                           {"GET", class_path(a_.id, "/versions")},
+                                           {"POST", class_path(a_.id, "/rejudgings/" + one + "/cancel")}};
+  for (const Route& route : class_routes) {
+    EXPECT_EQ(ask(route.method, route.path, nobody, std::string("{}")).status, 401) << route.path;
+    EXPECT_EQ(ask(route.method, route.path, ada_, std::string("{}")).status, 403) << route.path;
+    EXPECT_EQ(ask(route.method, route.path, cyd_, std::string("{}")).status, 403) << route.path;
+    EXPECT_EQ(ask(route.method, route.path, b_.instructor, std::string("{}")).status, 404) << route.path;
+  }
+  // Class B's staff cannot reach class A's rejudging through their own class either.
+  EXPECT_EQ(ask("GET", class_path(b_.id, "/rejudgings/" + one), b_.instructor).status, 404);
+  // Bad bodies: a clear 400, nothing made.
+  for (const json& bad :
+       {json{{"learner", -1}}, json{{"since", "yesterday"}}, json{{"reason", std::string(600, 'x')}},
+        json{{"since", 2e9}, {"until", 1e9}}, json::array({1, 2})}) {
+    const Answer refused = ask("POST", class_path(a_.id, "/rejudgings"), a_.instructor, bad);
+    EXPECT_EQ(refused.status, 400) << bad.dump() << " " << refused.text;
+    EXPECT_FALSE(refused.body.value("error", "").empty()) << bad.dump();
+  }
+  EXPECT_EQ(ask("GET", "/api/rejudgings", admin_).body["rejudgings"].size(), 1u);
+}
+
 }  // namespace
 }  // namespace cudojo::api_testing
