@@ -36,7 +36,8 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app) {
                       "Folder for the SQLite database (default: $CUDOJO_DATA or ./cudojo-data)");
   command->add_option(
       "--workers", settings.workers,
-      "Jobs judged at once (default: one per visible GPU, at least one; 0 queues without judging)");
+      "Jobs judged at once, spread over the visible GPUs (default: judge_slots_per_gpu, 4, per GPU; "
+      "0 queues without judging)");
   command->add_option("--max-queue", settings.limits.max_queue_length, "Queued + running jobs before 429")
       ->capture_default_str();
   command->add_option(

@@ -97,7 +97,7 @@ const std::vector<ServeLimitField>& serve_limit_fields() {
       CUDOJO_LIMIT(audit_default_limit, "entries", "entries one page of an audit log returns by default"),
       CUDOJO_LIMIT(max_job_attempts, "starts", "starts of one job before it fails with internal_error"),
       CUDOJO_LIMIT(dispatcher_idle_poll_ms, "ms", "how often an idle judge looks at the queue"),
-      CUDOJO_LIMIT(next_workers_start_wait_ms, "ms", "how long timing waits for the next job's workers"),
+      CUDOJO_LIMIT(judge_slots_per_gpu, "jobs", "jobs judged at once on one GPU (without --workers)"),
       CUDOJO_LIMIT(database_busy_timeout_ms, "ms", "how long a SQLite call waits for another's write lock"),
       CUDOJO_LIMIT(stop_grace_ms, "ms", "how long running jobs get to finish after SIGTERM"),
       CUDOJO_LIMIT(job_lease_seconds, "s", "a running job's lease (--lease-seconds)"),

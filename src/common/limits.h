@@ -51,6 +51,15 @@ struct JudgeLimits {
   std::int64_t sanitize_size = 1000;
   // One tool worker's whole run, start-up included; past it the tool is stopped and its note says so.
   double tool_budget_ms = 60'000;
+  // A warm tool worker's run (its start-up long done): the load and one launch at sanitize_size,
+  // which the tools slow 10-100x; about 30 ms on an H200 for the course's kernels.
+  double warm_tool_budget_ms = 10'000;
+  // A warm worker's settling after a clean job (drain the GPU, make its session again: tens of
+  // milliseconds); one still busy past this is killed rather than reused (a kernel left running).
+  double worker_settle_ms = 3'000;
+  // A warm tool worker's log: how long the parent waits for the end-of-job mark after the result
+  // before it stops reusing that tool and reads its log the old way, at its exit.
+  double tool_log_mark_wait_ms = 2'000;
   // Reports compute-sanitizer prints per tool (--print-limit); the first few locate the fault.
   int sanitizer_print_limit = 20;
   // CUPTI replay passes before the profiler gives up (an H200 needs 11 for cudojo's metrics).
@@ -195,9 +204,10 @@ struct ServeLimits {
   // How long an idle dispatcher slot sleeps before looking at the queue again. A submission wakes a
   // slot at once; the poll bounds the wait only when that wake-up raced the slot's last look.
   int dispatcher_idle_poll_ms = 500;
-  // How long a job waits, before it is timed, for the next job's workers (started when it began)
-  // to finish starting; a racecheck worker takes about 1.3 s on an H200. Past it, timing goes on.
-  int next_workers_start_wait_ms = 10'000;
+  // Jobs judged at once on one GPU when --workers is not given: their compiles, tests and sanitized
+  // launches overlap, and each timing has the GPU alone (run/gpu_lease.h). Four kept an H200 busy
+  // on the course's mix (docs/SCALING.md).
+  int judge_slots_per_gpu = 4;
   // How long a Store call waits for a write lock held by another connection to the same file (a
   // second process, such as a test or an operator's sqlite3 shell) before it fails.
   int database_busy_timeout_ms = 5000;

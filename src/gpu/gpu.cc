@@ -4,7 +4,9 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "compile/nvrtc_compiler.h"
 
@@ -172,9 +174,28 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool wit
   CUDOJO_CUDA(cudaEventCreate(&stop_));
   if (!with_judge_kernels) return;
 
-  std::string poison_symbol, probe_symbol;
-  auto cubin = compile_judge_kernel(kJudgeKernels, "cudojo_poison_shared", info_.arch, cuda_include_dir,
-                                    poison_symbol);
+  // Compiled once per process and arch: a worker reused for many jobs makes a fresh session for
+  // each (nothing a learner's kernel could have scribbled on survives), without compiling again.
+  struct JudgeModule {
+    std::vector<char> cubin;
+    std::string poison_symbol;
+  };
+  static std::mutex compiled_mutex;
+  static std::map<std::string, JudgeModule> compiled;
+  JudgeModule module;
+  {
+    std::lock_guard lock(compiled_mutex);
+    auto found = compiled.find(info_.arch);
+    if (found == compiled.end()) {
+      JudgeModule fresh;
+      fresh.cubin = compile_judge_kernel(kJudgeKernels, "cudojo_poison_shared", info_.arch, cuda_include_dir,
+                                         fresh.poison_symbol);
+      found = compiled.emplace(info_.arch, std::move(fresh)).first;
+    }
+    module = found->second;
+  }
+  const std::vector<char>& cubin = module.cubin;
+  const std::string& poison_symbol = module.poison_symbol;
   poison_shared_bytes_ = static_cast<int>(prop.sharedMemPerBlockOptin);
   poison_kernel_ = std::make_unique<LoadedKernel>(cubin, poison_symbol, poison_shared_bytes_);
   probe_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_read_probe", 0);
@@ -208,6 +229,10 @@ const LoadedKernel& judge_kernel(const std::unique_ptr<LoadedKernel>& kernel) {
 }  // namespace
 
 void GpuSession::poison_shared(float pattern) {
+  if (turns_.begin && !planting_) {
+    turns_.begin();
+    planting_ = true;
+  }
   int words = poison_shared_bytes_ / static_cast<int>(sizeof(float));
   void* args[] = {&pattern, &words};
   // Several blocks per SM so every SM runs at least one, whatever order the scheduler picks.
@@ -272,6 +297,11 @@ double GpuSession::time_once(const std::function<void()>& prepare, const std::fu
 void GpuSession::sync_learner(const std::string& what) {
   cudaError_t error = cudaStreamSynchronize(stream_);
   if (error == cudaSuccess) error = cudaGetLastError();
+  if (planting_) {
+    // The planted launch has finished (or faulted): the GPU may be shared again.
+    planting_ = false;
+    turns_.end();
+  }
   if (error != cudaSuccess) {
     throw LearnerFault(cudaGetErrorName(error),
                        fmt::format("{}: {} ({})", what, cudaGetErrorName(error), cudaGetErrorString(error)));

@@ -114,6 +114,14 @@ struct LaidOutArguments {
 };
 LaidOutArguments lay_out_arguments(ParameterAbi abi, std::span<const KernelArgument> args);
 
+// What a session does around each shared-memory planting when other processes may share the GPU:
+// begin() before the planting kernel (waits until this process has the GPU alone), end() once the
+// learner's launch after it has finished. Empty: nothing (the GPU is this process's alone).
+struct PlantingTurns {
+  std::function<void()> begin;
+  std::function<void()> end;
+};
+
 class GpuSession {
  public:
   // A session for one sanitized launch needs none of the judge's own kernels (poisoning, flushing,
@@ -127,8 +135,10 @@ class GpuSession {
   const GpuInfo& info() const { return info_; }
   cudaStream_t stream() const { return stream_; }
 
-  // Fills every SM's shared memory with `pattern` so the next kernel finds it there.
+  // Fills every SM's shared memory with `pattern` so the next kernel finds it there. With planting
+  // turns set, from here to the next sync_learner() no other process uses the GPU.
   void poison_shared(float pattern);
+  void set_planting_turns(PlantingTurns turns) { turns_ = std::move(turns); }
   // Starts a judge kernel on a second stream that keeps every SM and the L2 busy with atomics for
   // a while (its length drawn from `seed`), so a launch made now runs beside other work, as on a
   // shared GPU: an order of atomics that only repeats on an idle GPU changes. wait_noise() ends it.
@@ -165,6 +175,8 @@ class GpuSession {
   cudaStream_t noise_stream_ = nullptr;
   DeviceBuffer<unsigned> noise_scratch_;
   int poison_shared_bytes_ = 0;
+  PlantingTurns turns_;
+  bool planting_ = false;  // a planting's turn is held until the learner's launch has finished
   DeviceBuffer<unsigned char> l2_flush_;
   DeviceBuffer<float> l2_flush_sink_;
 };

@@ -107,7 +107,8 @@ void to_json(nlohmann::json& j, const Report& report) {
   j["sanitizer"] = {{"requested", report.sanitizer.requested},
                     {"ran", report.sanitizer.ran},
                     {"note", report.sanitizer.note},
-                    {"tools", nlohmann::json::array()}};
+                    {"tools", nlohmann::json::array()},
+                    {"skipped", report.sanitizer.skipped}};
   for (const auto& tool : report.sanitizer.tools) {
     j["sanitizer"]["tools"].push_back(
         {{"tool", tool.tool}, {"errors", tool.errors}, {"seconds", number_json(tool.seconds)}});
@@ -222,6 +223,9 @@ void from_json(const nlohmann::json& j, Report& report) {
     for (const auto& tool : sanitizer.value("tools", nlohmann::json::array())) {
       report.sanitizer.tools.push_back(
           {tool.at("tool"), tool.at("errors"), number_from_json(tool.at("seconds"))});
+    }
+    for (const auto& name : sanitizer.value("skipped", nlohmann::json::array())) {
+      if (name.is_string()) report.sanitizer.skipped.push_back(name.get<std::string>());
     }
   }
   if (j.contains("calibration")) {

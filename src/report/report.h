@@ -69,6 +69,8 @@ struct SanitizerSummary {
   bool requested = false;
   bool ran = false;
   std::vector<SanitizerToolRun> tools;
+  // Tools not run because they could find nothing (racecheck on a kernel without shared memory).
+  std::vector<std::string> skipped;
   std::string note;  // why it did not run, when it did not
 };
 

@@ -115,6 +115,9 @@ std::string render_text(const Report& report, bool colour) {
             tool.errors == 0 ? p.good("clean") : p.bad(fmt::format("{} error(s)", tool.errors)),
             tool.seconds);
       }
+      for (const auto& tool : report.sanitizer.skipped) {
+        out << fmt::format("{} {}   ", tool, p.dim("not needed (no shared memory)"));
+      }
       out << "\n";
     }
   }

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
+#include <set>
 
+#include "check/findings.h"
+#include "check/sanitizer.h"
 #include "common/environment.h"
 #include "common/json_text.h"
 #include "run/decide.h"
@@ -30,6 +34,7 @@ ToolSettings tool_settings(const WorkerSettings& settings) {
   tools.worker_executable = settings.worker_executable;
   tools.environment = settings.environment;
   tools.limits = settings.limits;
+  tools.keep_alive = settings.keep_alive;
   tools.sanitizer_executable = settings.sanitizer_executable.empty()
                                    ? find_cuda_tool("compute-sanitizer", env::kComputeSanitizer)
                                    : settings.sanitizer_executable;
@@ -102,9 +107,37 @@ std::optional<std::string> cupti_failure(const SessionResult& session) {
 }  // namespace
 
 PreparedWorkers::PreparedWorkers(const WorkerSettings& settings) : settings_(settings) {
+  start_check_worker();
+  if (settings_.sanitize) {
+    sanitizers_ = std::make_unique<SanitizerPass>(tool_settings(settings_));
+    started_processes_ += static_cast<int>(std::size(kSanitizerTools));
+  }
+}
+
+void PreparedWorkers::start_check_worker() {
   check_ = std::make_unique<WorkerProcess>(std::vector<std::string>{settings_.worker_executable, "worker"},
                                            settings_.limits.max_output_bytes, settings_.environment);
-  if (settings_.sanitize) sanitizers_ = std::make_unique<SanitizerPass>(tool_settings(settings_));
+  check_said_ready_ = false;
+  ++started_processes_;
+}
+
+void PreparedWorkers::refill(GpuLease* lease, std::chrono::steady_clock::time_point deadline) {
+  const bool check_missing = !check_ || !check_->running();
+  const bool tools_missing = sanitizers_ && !sanitizers_->ready();
+  if (!check_missing && !tools_missing && (!settings_.sanitize || sanitizers_)) return;
+  GpuLease::Hold hold;
+  if (lease) hold = lease->share();
+  if (check_missing) start_check_worker();
+  if (settings_.sanitize && !sanitizers_)
+    sanitizers_ = std::make_unique<SanitizerPass>(tool_settings(settings_));
+  else if (tools_missing)
+    sanitizers_->refill();
+  wait_until_started(deadline);
+}
+
+void PreparedWorkers::discard() {
+  check_.reset();
+  if (sanitizers_) sanitizers_->discard();
 }
 
 PreparedWorkers::~PreparedWorkers() = default;
@@ -113,7 +146,7 @@ PreparedWorkers& PreparedWorkers::operator=(PreparedWorkers&&) noexcept = defaul
 
 void PreparedWorkers::wait_until_started(std::chrono::steady_clock::time_point deadline) {
   if (sanitizers_) sanitizers_->wait_until_started(deadline);
-  if (check_) wait_for_ready(*check_, deadline);
+  if (check_ && !check_said_ready_) check_said_ready_ = wait_for_ready(*check_, deadline);
 }
 
 bool PreparedWorkers::ready() {
@@ -121,6 +154,31 @@ bool PreparedWorkers::ready() {
 }
 
 Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> prepared) {
+  if (!prepared || !prepared->ready()) prepared.emplace(request.workers);
+  return run_check(request, *prepared);
+}
+
+bool leaves_doubt_about_memory(const Report& report) {
+  switch (report.verdict) {
+    case Verdict::kRuntimeError:
+    case Verdict::kTimeLimitExceeded:
+    case Verdict::kInternalError:
+    case Verdict::kNoDevice:
+      return true;
+    default:
+      break;
+  }
+  for (const auto& finding : report.findings) {
+    if (finding.code == finding_code::kOutOfBounds || finding.code == finding_code::kInputModified)
+      return true;
+  }
+  return report.sanitizer.tools.end() !=
+         std::find_if(report.sanitizer.tools.begin(), report.sanitizer.tools.end(),
+                      [](const auto& tool) { return tool.tool == "memcheck" && tool.errors > 0; });
+}
+
+Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers) {
+  PreparedWorkers* prepared = &prepared_workers;
   const auto started = Clock::now();
   const Stage& stage = *request.stage;
   const std::uint64_t seed = request.seed.value_or(fresh_seed());
@@ -152,7 +210,9 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
     return finish(report);
   }
 
-  if (!prepared || !prepared->ready()) prepared.emplace(request.workers);
+  if (!prepared->ready())
+    prepared->refill(request.lease, Clock::now() + std::chrono::milliseconds(static_cast<long long>(
+                                                       request.workers.limits.startup_budget_ms)));
   const double start_ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
   Job job = make_job(request, seed);
 
@@ -193,17 +253,32 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
     if (build->language == Language::kCuda)
       job.arch = build->compile.arch;  // a cubin runs on its own arch only
   }
+  const bool keep_alive = request.workers.keep_alive;
+  job.keep_alive = keep_alive;
+  job.planting_turns = request.lease != nullptr;
   Job tool_job = job;
   tool_job.mode = WorkerMode::kSanitize;
+  tool_job.planting_turns = false;
   SanitizerPass* sanitizers = prepared->sanitizers();
 
   SessionHooks hooks;
   hooks.on_progress = request.on_progress;
   bool tools_found_a_fault = false;
   std::optional<SanitizerOutcome> sanitized;
+  // With other jobs on the GPU (a lease), the tools get their job once the check worker's tests
+  // are done: each planting in the tests has the GPU alone and would otherwise wait for this job's
+  // own tools; and a kernel that hangs in the tests ends at its phase deadline without ever holding
+  // the GPU under a tool. Alone on the GPU (`cudojo check`), they start at the compile.
+  std::optional<std::set<std::string>> tools_waiting;  // the job is ready for them; skipped tools
+  auto start_sanitizers = [&] {
+    if (!sanitizers || !tools_waiting) return;
+    sanitizers->start(tool_job, request.lease, *tools_waiting);
+    tools_waiting.reset();
+  };
   auto finish_sanitizers = [&] {
     if (!sanitizers || sanitized) return;
     if (request.on_progress) request.on_progress("sanitizers");
+    start_sanitizers();
     sanitized = sanitizers->finish(request.file_name);
     tools_found_a_fault = !sanitized->findings.empty();
   };
@@ -215,13 +290,18 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
       return;
     }
     take_builds(compiled, tool_job);
-    sanitizers->start(tool_job);
+    // A kernel that uses the device heap leaves it behind: no worker that ran it is kept.
+    if (compiled.value("uses_device_heap", false)) tool_job.keep_alive = false;
+    tools_waiting.emplace();
+    if (!compiled.value("may_use_shared_memory", true)) tools_waiting->insert("racecheck");
+    if (!request.lease) start_sanitizers();
   };
   hooks.on_await_gpu = [&] {
     finish_sanitizers();
-    if (request.before_exclusive_gpu) request.before_exclusive_gpu();
     return !tools_found_a_fault;
   };
+  hooks.lease = request.lease;
+  hooks.keep_alive = keep_alive;
   const SessionResult session = run_worker_session(prepared->check_worker(), json_text(nlohmann::json(job)),
                                                    request.workers.limits, hooks);
 
@@ -251,6 +331,18 @@ Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> pre
   }
   Report report = decide(input);
   report.timings_ms["start_workers"] = start_ms;
+  for (const auto& [step, ms] : session.timings_ms) {
+    if (step == "waited_for_gpu") report.timings_ms[step] = ms;
+  }
+  if (keep_alive) {
+    // What stays for the next job: nothing after a job that may have written where it should not
+    // (or that ran into a deadline); otherwise each worker that settled clean.
+    if (leaves_doubt_about_memory(report)) {
+      prepared->discard();
+    } else if (!session.reusable) {
+      prepared->check_.reset();
+    }
+  }
   report.language = std::string(to_string(job.language));
   if (build) {
     // The worker only loaded what was compiled here: the compile's own record is this one.

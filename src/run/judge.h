@@ -20,12 +20,14 @@
 #include "common/limits.h"
 #include "report/report.h"
 #include "run/build.h"
+#include "run/gpu_lease.h"
 #include "run/process.h"
 #include "stage/stage.h"
 
 namespace cudojo {
 
 class SanitizerPass;
+struct CheckRequest;
 
 // How workers are started; the same for every job of a server slot.
 struct WorkerSettings {
@@ -36,10 +38,15 @@ struct WorkerSettings {
   // Run compute-sanitizer's racecheck, synccheck and memcheck over one small launch.
   bool sanitize = true;
   std::string sanitizer_executable;  // empty: $CUDOJO_COMPUTE_SANITIZER, PATH, the toolkit's bin/
+  // Keep the workers warm across jobs (a server's slot; see PreparedWorkers).
+  bool keep_alive = false;
 };
 
 // Workers started before their job: each has begun creating its CUDA context (under its tool, for
-// the sanitizer workers) and waits for a job line. One set serves one check, then is gone.
+// the sanitizer workers) and waits for a job line. For `cudojo check` one set serves one check,
+// then is gone. A server's slot keeps its set warm (WorkerSettings::keep_alive): after a clean job
+// each worker settles and waits for the next; a worker whose job was not clean is let go, and
+// refill() starts a new one in its place.
 class PreparedWorkers {
  public:
   explicit PreparedWorkers(const WorkerSettings& settings);
@@ -51,14 +58,25 @@ class PreparedWorkers {
   // Waits until every process has finished its CUDA start-up (or ended, or the deadline passed):
   // after that the set does no GPU work until its job arrives.
   void wait_until_started(std::chrono::steady_clock::time_point deadline);
+  // Starts a worker in place of each one let go, sharing `lease` (when given) until every one has
+  // finished its start-up: a CUDA start-up is GPU work that must not overlap anyone's timing.
+  void refill(GpuLease* lease, std::chrono::steady_clock::time_point deadline);
+  // Lets every worker go (the job before left doubt about the GPU's memory).
+  void discard();
+  // How many processes of the set were started since it was made (for the report and tests).
+  int started_processes() const { return started_processes_; }
   const WorkerSettings& settings() const { return settings_; }
   WorkerProcess& check_worker() { return *check_; }
   SanitizerPass* sanitizers() { return sanitizers_.get(); }
 
  private:
+  friend Report run_check(const CheckRequest& request, PreparedWorkers& workers);
+  void start_check_worker();
   WorkerSettings settings_;
   std::unique_ptr<WorkerProcess> check_;
+  bool check_said_ready_ = false;
   std::unique_ptr<SanitizerPass> sanitizers_;  // null when not sanitizing
+  int started_processes_ = 0;
 };
 
 struct CheckRequest {
@@ -86,15 +104,21 @@ struct CheckRequest {
   std::optional<StageVersion> stage_version;
   // The arch the first compile aims at while the worker asks the GPU (see Job::arch_guess).
   std::string arch_guess = "sm_90";
-  // Called once the tools are done and before the check worker gets the GPU to itself: the server
-  // waits here for the next job's workers to finish starting, so nothing else is on the GPU while
-  // this job is timed and profiled.
-  std::function<void()> before_exclusive_gpu;
+  // The GPU's lease when other slots judge on the same GPU (gpu_lease.h); null: the GPU is this
+  // check's alone.
+  GpuLease* lease = nullptr;
 };
 
-// Judges one submission. `prepared` (from the server, started while it waited) must have been made
-// with request.workers; without it the workers are started here.
+// Judges one submission. `prepared` (started ahead) must have been made with request.workers;
+// without it the workers are started here.
 Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> prepared = std::nullopt);
+// Judges one submission with a server slot's warm set (made with request.workers and keep_alive),
+// which afterwards holds the workers that may take the next job.
+Report run_check(const CheckRequest& request, PreparedWorkers& workers);
+
+// Whether a job's report leaves doubt about what its kernel did to the GPU's memory (a fault, a
+// write outside its arrays, a kernel stopped at its deadline): then none of its workers is reused.
+bool leaves_doubt_about_memory(const Report& report);
 
 // The path of the running executable (/proc/self/exe), for starting workers.
 std::string self_executable();

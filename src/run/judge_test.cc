@@ -7,14 +7,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 namespace cudojo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
 
 class FakeWorkerProgram : public ::testing::Test {
  protected:
@@ -73,13 +77,15 @@ TEST_F(FakeWorkerProgram, ACorrectKernelIsAcceptedAfterTheGpuIsHandedOver) {
       "read grant\n"
       "case \"$grant\" in *'\"measure\":true'*) echo '" +
       completed_report(0.05, 0.04) + "' >&3 ;; esac\n");
-  int held = 0;
-  checked.before_exclusive_gpu = [&] { ++held; };
+  GpuLease lease;
+  checked.lease = &lease;
   std::vector<std::string> phases;
   checked.on_progress = [&](std::string_view phase) { phases.emplace_back(phase); };
   const Report report = run_check(checked);
   EXPECT_EQ(report.verdict, Verdict::kAccepted) << report.message;
-  EXPECT_EQ(held, 1);
+  EXPECT_EQ(lease.state().sharers, 0) << "the lease was not given back";
+  EXPECT_FALSE(lease.state().alone);
+  EXPECT_TRUE(report.timings_ms.count("waited_for_gpu"));
   EXPECT_EQ(phases.front(), "compiled");
   EXPECT_TRUE(report.timings_ms.count("held_for_tools"));
   EXPECT_GT(report.timings_ms.at("total"), 0);
@@ -131,6 +137,143 @@ TEST_F(FakeWorkerProgram, APreparedWorkerThatDiedIsReplacedByAFreshOne) {
       "\"findings\":[],\"metrics\":{}}}' >&3\n");
   const Report report = run_check(checked, std::move(dead));
   EXPECT_EQ(report.verdict, Verdict::kCompileError) << report.message;
+}
+
+std::string result_line(const char* outcome, bool tests_pass) {
+  Report report;
+  report.stage = "reduction/3";
+  report.compile.ok = true;
+  report.tests = {{"exact n=1", 1, "exact", 1, tests_pass ? 1.0 : 2.0, tests_pass, "bitwise"}};
+  report.metrics.metrics_source = "cupti";
+  if (std::string(outcome) == "runtime_error") report.error_name = "cudaErrorIllegalAddress";
+  return nlohmann::json{{"event", "result"}, {"outcome", outcome}, {"report", report}}.dump();
+}
+
+// A server slot's warm workers: a shell script plays `cudojo worker` in keep-alive mode, so what
+// is reused, what is let go and what the GPU's lease sees are the parent's own decisions.
+class WarmWorkers : public FakeWorkerProgram {
+ protected:
+  // A worker that notes each start in a file, then answers every job line with `per_job` (which
+  // sees the job as $job), as long as it reads one.
+  WorkerSettings settings(const std::string& per_job) {
+    const auto path = dir_ / "worker";
+    std::ofstream(path) << "#!/bin/sh\necho started >> " << (dir_ / "starts").string()
+                        << "\necho '{\"event\":\"ready\"}' >&3\nwhile read job; do\n"
+                        << per_job << "done\n";
+    chmod(path.c_str(), 0755);
+    WorkerSettings workers;
+    workers.worker_executable = path.string();
+    workers.sanitize = false;
+    workers.keep_alive = true;
+    workers.limits.worker_settle_ms = 500;
+    return workers;
+  }
+
+  int starts() const {
+    std::ifstream in(dir_ / "starts");
+    int lines = 0;
+    for (std::string line; std::getline(in, line);) ++lines;
+    return lines;
+  }
+
+  CheckRequest warm_request(const WorkerSettings& workers) {
+    CheckRequest request;
+    request.stage = &stage_;
+    request.source = "__global__ void reduce(const float*, float*, int) {}";
+    request.file_name = "mine.cu";
+    request.seed = 1;
+    request.workers = workers;
+    return request;
+  }
+
+  static std::string echo(const std::string& line) { return "echo '" + line + "' >&3\n"; }
+  static std::string compiled() {
+    return echo(R"({"event":"compiled","compile":{"ok":true,"arch":"sm_90"},"builds":{}})");
+  }
+  static std::string idle(bool reusable) {
+    return echo(std::string(R"({"event":"idle","reusable":)") + (reusable ? "true" : "false") +
+                R"(,"why":""})");
+  }
+};
+
+TEST_F(WarmWorkers, ACleanJobLeavesTheWorkerForTheNext) {
+  const auto workers = settings(compiled() + echo(result_line("completed", false)) + idle(true));
+  PreparedWorkers warm(workers);
+  for (int job = 0; job < 3; ++job) {
+    const Report report = run_check(warm_request(workers), warm);
+    EXPECT_EQ(report.verdict, Verdict::kWrongAnswer) << report.message;
+  }
+  EXPECT_EQ(starts(), 1) << "a worker whose job was clean was started again";
+  EXPECT_EQ(warm.started_processes(), 1);
+}
+
+TEST_F(WarmWorkers, AFaultLetsTheWorkerGoEvenIfItSaysItCouldStay) {
+  // The worker claims it could stay; the parent does not take a faulted job's word for it.
+  const auto workers = settings(compiled() + echo(result_line("runtime_error", false)) + idle(true));
+  PreparedWorkers warm(workers);
+  EXPECT_EQ(run_check(warm_request(workers), warm).verdict, Verdict::kRuntimeError);
+  EXPECT_EQ(run_check(warm_request(workers), warm).verdict, Verdict::kRuntimeError);
+  EXPECT_EQ(starts(), 2) << "a worker that ran a faulting kernel took another job";
+}
+
+TEST_F(WarmWorkers, AWorkerThatCannotSettleIsLetGo) {
+  const auto workers =
+      settings(compiled() + echo(result_line("completed", false)) + idle(false) + "exit 0\n");
+  PreparedWorkers warm(workers);
+  run_check(warm_request(workers), warm);
+  run_check(warm_request(workers), warm);
+  EXPECT_EQ(starts(), 2);
+}
+
+TEST_F(WarmWorkers, AWorkerStillBusyAfterItsResultIsKilledAtTheSettleDeadline) {
+  // A kernel left running: the worker never says idle.
+  const auto workers = settings(compiled() + echo(result_line("completed", false)) + "sleep 30\n");
+  PreparedWorkers warm(workers);
+  const auto started = Clock::now();
+  EXPECT_EQ(run_check(warm_request(workers), warm).verdict, Verdict::kWrongAnswer);
+  EXPECT_LT(Clock::now() - started, 5s) << "the parent waited past the settle deadline";
+  run_check(warm_request(workers), warm);
+  EXPECT_EQ(starts(), 2);
+}
+
+TEST_F(WarmWorkers, APlantingIsAnsweredOnlyOnceNoOtherJobSharesTheGpu) {
+  // The worker asks for the GPU alone, notes when the answer came, shares it again and ends.
+  const std::string answered = (dir_ / "answered").string();
+  const auto workers = settings(
+      compiled() + echo(R"({"event":"alone","for":"planting"})") + "read grant\ndate +%s%N > " + answered +
+      "\n" + echo(R"({"event":"shared"})") + echo(result_line("completed", false)) + idle(true));
+  GpuLease lease;
+  auto other_job = lease.share();
+  std::int64_t released_ns = 0;
+  std::thread other([&] {
+    std::this_thread::sleep_for(400ms);
+    released_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    other_job.release();
+  });
+  PreparedWorkers warm(workers);
+  CheckRequest checked = warm_request(workers);
+  checked.lease = &lease;
+  const Report report = run_check(checked, warm);
+  other.join();
+  EXPECT_EQ(report.verdict, Verdict::kWrongAnswer) << report.message;
+  std::ifstream in(answered);
+  std::int64_t answered_ns = 0;
+  in >> answered_ns;
+  EXPECT_GE(answered_ns, released_ns) << "the planting went ahead while another job shared the GPU";
+  EXPECT_GE(report.timings_ms.at("waited_for_gpu"), 300);
+  EXPECT_EQ(lease.state().sharers, 0);
+  EXPECT_FALSE(lease.state().alone);
+}
+
+TEST_F(WarmWorkers, OutputIsTheJobsOwn) {
+  const auto workers = settings("echo \"printed for $job\" | cut -c1-20\n" + compiled() +
+                                echo(result_line("completed", false)) + idle(true));
+  PreparedWorkers warm(workers);
+  const Report first = run_check(warm_request(workers), warm);
+  const Report second = run_check(warm_request(workers), warm);
+  EXPECT_EQ(first.output.text, second.output.text) << "one job's output carried into the next";
 }
 
 }  // namespace

@@ -75,6 +75,11 @@ class WorkerProcess {
   // ended by itself.
   bool wait_until(Clock::time_point deadline);
 
+  // Forgets the output captured so far: a warm worker's next job starts with none.
+  void reset_output() {
+    output_.clear();
+    output_bytes_ = 0;
+  }
   const std::string& output() const { return output_; }
   bool output_truncated() const { return output_bytes_ > output_.size(); }
   std::uint64_t output_bytes() const { return output_bytes_; }

@@ -2,7 +2,8 @@
 //
 // parent -> worker stdin, one JSON object per line:
 //   a Job                                                        first; a pre-started worker waits for it
-//   {"event":"gpu","measure":true|false}                         the answer to await_gpu
+//   {"event":"gpu","measure":true|false}                         the answer to await_gpu, and to alone
+//   the next Job                                                 after "idle" with reusable true
 // worker -> parent fd 3, one JSON object per line:
 //   {"event":"ready"}                                            CUDA's start-up is done (any time; a
 //                                                                worker started ahead of its job does
@@ -15,7 +16,15 @@
 //                                                                worker waits until the parent has
 //                                                                the GPU to itself (the tool workers
 //                                                                share it until then)
-//   {"event":"result","outcome":"completed"|..., "report":{...}}  last
+//   {"event":"alone","for":"planting"}                           (with planting_turns) before each
+//                                                                shared-memory planting: the worker waits
+//                                                                for the parent's answer, given once no
+//                                                                other process uses the GPU
+//   {"event":"shared"}                                           the planted launch has finished; no answer
+//   {"event":"result","outcome":"completed"|..., "report":{...}}  last of the job
+//   {"event":"idle","reusable":true|false,"why":"..."}           (with keep_alive) after the result: the
+//                                                                worker has settled the GPU and waits for
+//                                                                another job, or says why it cannot and ends
 // The worker is passive: it never decides a verdict, and the parent never trusts a message to be
 // well-formed (a malformed line is the judge's own failure, internal_error).
 #pragma once
@@ -86,6 +95,12 @@ struct Job {
   // reference's (given to the tool workers).
   std::optional<BuiltKernel> second_submission_build;
   std::optional<BuiltKernel> second_reference_build;
+  // After the result, settle the GPU and wait for another job instead of ending (a server's warm
+  // workers); the worker ends anyway after a job that was not clean (run/worker.cc says which).
+  bool keep_alive = false;
+  // Other jobs share the GPU (a server's slots): ask for it alone around each shared-memory
+  // planting.
+  bool planting_turns = false;
 };
 
 // Binary images in JSON (cubins, between processes).
@@ -107,8 +122,11 @@ inline constexpr const char* kRuntimeError = "runtime_error";
 inline constexpr const char* kInternalError = "internal_error";
 }  // namespace outcome
 
-// The parent's answer to await_gpu.
+// The parent's answer to await_gpu and to alone.
 inline constexpr const char* kGpuGrantEvent = "gpu";
+inline constexpr const char* kAloneEvent = "alone";
+inline constexpr const char* kSharedEvent = "shared";
+inline constexpr const char* kIdleEvent = "idle";
 
 // Entry point of `cudojo worker [MODE]`: starts CUDA at once, then reads a Job on stdin and writes
 // messages to fd 3. Returns the process exit code (0 whenever a result was sent, whatever the

@@ -21,6 +21,32 @@ double ms_since(Clock::time_point start) {
 
 }  // namespace
 
+std::string await_idle(WorkerProcess& worker, std::chrono::steady_clock::time_point deadline,
+                       bool& reusable) {
+  reusable = false;
+  std::string line;
+  for (;;) {
+    switch (worker.next_message(deadline, line)) {
+      case WorkerProcess::Wait::kDeadline:
+        worker.kill();
+        return "it did not settle in time after its job (a kernel still running?)";
+      case WorkerProcess::Wait::kClosed:
+        return "it ended after its job";
+      case WorkerProcess::Wait::kMessage: {
+        const auto message = nlohmann::json::parse(line, nullptr, false);
+        if (message.is_discarded() || !message.is_object()) {
+          worker.kill();
+          return "it sent something that is not a protocol message";
+        }
+        if (message.value("event", "") != kIdleEvent) continue;
+        const auto& why = message.value("why", nlohmann::json(""));
+        reusable = message.value("reusable", false) == true;
+        return why.is_string() ? why.get<std::string>() : std::string();
+      }
+    }
+  }
+}
+
 double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms) {
   const double per_launch = std::max(reference_ms, 0.001);
   return std::min(limits.phase_cap_ms,
@@ -34,6 +60,18 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
     if (hooks.on_progress) hooks.on_progress(phase);
   };
   session.budget_ms = limits.startup_budget_ms;
+  GpuLease::Hold hold;
+  auto wait_for_lease = [&](bool alone) {
+    hold.release();  // never wait for the lease while holding it (gpu_lease.h)
+    if (!hooks.lease) return 0.0;
+    const auto asked = Clock::now();
+    hold = alone ? hooks.lease->alone() : hooks.lease->share();
+    const double waited = ms_since(asked);
+    session.timings_ms["waited_for_gpu"] += waited;
+    return waited;
+  };
+  wait_for_lease(false);
+  worker.reset_output();
   auto deadline = after_ms(session.budget_ms);
   worker.send_line(job_line, deadline);
 
@@ -75,9 +113,11 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           deadline = after_ms(session.budget_ms);
         } else if (event == "await_gpu") {
           progress("waiting for the tools");
+          hold.release();  // the tools finish meanwhile, and may need to share the GPU to do so
           const auto held = Clock::now();
           const bool measure = hooks.on_await_gpu ? hooks.on_await_gpu() : true;
           session.timings_ms["held_for_tools"] = ms_since(held);
+          if (measure) wait_for_lease(true);
           worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", measure}}.dump(),
                            after_ms(limits.phase_cap_ms));
           session.phase = measure ? "timing" : "finishing";
@@ -86,6 +126,13 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           // procedure, so the budget is the largest a phase may have.
           session.budget_ms = limits.phase_cap_ms;
           deadline = after_ms(session.budget_ms);
+        } else if (event == kSharedEvent) {
+          hold.share_again();
+        } else if (event == kAloneEvent) {
+          // A planting: answered once no other process uses the GPU; the wait is not the kernel's.
+          const double waited = wait_for_lease(true);
+          deadline += std::chrono::microseconds(static_cast<long long>(waited * 1000));
+          worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}}.dump(), deadline);
         } else if (event == "result") {
           session.result = std::move(message);
           session.ending = SessionResult::Ending::kResult;
@@ -94,6 +141,16 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
       }
     }
   }
+  if (session.ending == SessionResult::Ending::kResult && hooks.keep_alive) {
+    // The worker settles the GPU (still shared: it synchronizes and makes its session again).
+    hold.share_again();
+    session.not_reusable_why = await_idle(worker, after_ms(limits.worker_settle_ms), session.reusable);
+  }
+  hold.release();
+  session.output.text = worker.output();
+  session.output.truncated = worker.output_truncated();
+  session.output.bytes = worker.output_bytes();
+  if (session.reusable) return session;
   const auto exiting = Clock::now();
   worker.close_input();
   if (session.ending == SessionResult::Ending::kResult) {

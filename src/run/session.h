@@ -12,6 +12,7 @@
 
 #include "common/limits.h"
 #include "report/report.h"
+#include "run/gpu_lease.h"
 #include "run/process.h"
 
 namespace cudojo {
@@ -24,6 +25,14 @@ struct SessionHooks {
   // The worker asks for the GPU to itself before timing. Returns whether it should measure; the
   // worker's deadline does not run while this waits (the tool workers are finishing).
   std::function<bool()> on_await_gpu;
+  // The GPU's lease when other jobs share it (a server's slots): the worker shares it from its job
+  // line to its result, has it alone around each planting and to time and profile (given up while
+  // the tools run), and shares it while it settles. Null: the GPU is this check's alone
+  // (`cudojo check`).
+  GpuLease* lease = nullptr;
+  // The job asked the worker to stay (Job::keep_alive): after its result the session waits for its
+  // "idle" answer, and leaves a reusable worker running.
+  bool keep_alive = false;
 };
 
 struct SessionResult {
@@ -42,11 +51,18 @@ struct SessionResult {
   WorkerProcess::Exit exit;
   CapturedOutput output;
   std::map<std::string, double> timings_ms;  // the parent's view: held_for_tools, worker_exit
+  // keep_alive only: the worker settled after a clean job and waits for another; else why not.
+  bool reusable = false;
+  std::string not_reusable_why;
 };
 
 // `worker` has been started (perhaps long ago, pre-started) and waits for its job line.
 SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_line,
                                  const JudgeLimits& limits, const SessionHooks& hooks);
+
+// After a keep-alive job's result: reads the worker's "idle" answer until `deadline` (killing it
+// then). Returns why it cannot take another job, empty when it can (`reusable`).
+std::string await_idle(WorkerProcess& worker, std::chrono::steady_clock::time_point deadline, bool& reusable);
 
 // The budget for a phase of `launches` launches, given the reference's time per launch.
 double phase_budget_ms(const JudgeLimits& limits, int launches, double reference_ms);

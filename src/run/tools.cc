@@ -11,108 +11,20 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "check/sanitizer.h"
 #include "common/environment.h"
 #include "common/json_text.h"
+#include "run/session.h"
+#include "run/tool_process.h"
 
 namespace cudojo {
 
 namespace {
-
 using Clock = std::chrono::steady_clock;
-
-// A file a tool writes its log into, removed when it goes out of scope.
-class ToolLog {
- public:
-  explicit ToolLog(const char* prefix) : path_(std::string("/tmp/") + prefix + "-XXXXXX") {
-    const int fd = mkstemp(path_.data());
-    if (fd < 0) throw std::runtime_error("cannot create a temporary file for a tool's log");
-    close(fd);
-  }
-  ~ToolLog() { std::remove(path_.c_str()); }
-  ToolLog(const ToolLog&) = delete;
-  ToolLog& operator=(const ToolLog&) = delete;
-  const std::string& path() const { return path_; }
-  std::string read() const {
-    std::ifstream in(path_);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-
- private:
-  std::string path_;
-};
-
-// How a tool worker's run ended, as the parent saw it.
-struct ToolRun {
-  std::map<std::string, double> timings;  // the worker's own steps, from its result
-  bool timed_out = false;                 // stopped at the tool budget; its log is incomplete
-};
-
-// Reads a tool worker's messages until its result, its end, the tool budget or `cancelled`, then
-// waits (within the same budget) for the tool to exit, since it writes its log as it exits.
-// `cancelled` is only read here, so the thread that sets it never touches the process.
-ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, double budget_ms,
-                           const std::atomic<bool>* cancelled = nullptr) {
-  ToolRun run;
-  const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(budget_ms * 1000));
-  if (!worker.send_line(job_line, deadline) && worker.running()) {
-    run.timed_out = true;
-    worker.kill();
-    worker.wait();
-    return run;
-  }
-  std::string line;
-  for (;;) {
-    const auto slice = std::min(deadline, Clock::now() + std::chrono::milliseconds(50));
-    const auto wait = worker.next_message(slice, line);
-    if (wait == WorkerProcess::Wait::kMessage) {
-      const auto message = nlohmann::json::parse(line, nullptr, false);
-      if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
-        const auto& steps =
-            message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
-        for (const auto& [step, ms] : steps.items()) {
-          if (ms.is_number()) run.timings[step] = ms.get<double>();
-        }
-        break;
-      }
-      continue;
-    }
-    if (wait == WorkerProcess::Wait::kClosed) break;
-    if (cancelled && cancelled->load()) {
-      worker.kill();
-      break;
-    }
-    if (Clock::now() >= deadline) {
-      run.timed_out = true;
-      worker.kill();
-      break;
-    }
-  }
-  worker.close_input();
-  if (!worker.wait_until(deadline)) run.timed_out = true;
-  return run;
-}
-
-// A tool's worker runs as the tool's child, where the judge cannot give it a parent-death signal;
-// it is told the judge's pid instead, and ends when the judge does (run/worker.cc), so a killed
-// server leaves no tool running on a kernel that never returns.
-WorkerProcess::Environment tool_environment(const ToolSettings& settings) {
-  WorkerProcess::Environment environment = settings.environment;
-  environment.emplace_back(env::kJudgePid, std::to_string(getpid()));
-  return environment;
-}
-
-std::vector<std::string> worker_command(const ToolSettings& settings, std::vector<std::string> prefix,
-                                        WorkerMode mode) {
-  prefix.push_back(settings.worker_executable);
-  prefix.push_back("worker");
-  prefix.push_back(std::string(to_string(mode)));
-  return prefix;
-}
 
 }  // namespace
 
@@ -143,7 +55,29 @@ struct SanitizerPass::Tool {
   ToolRun run;
   Clock::time_point job_sent;
   double seconds = 0;
+  std::size_t log_offset = 0;  // where this job's part of the log begins
+  bool given_job = false;
+  bool said_ready = false;  // its "ready" was read (a kept worker says it once, before its first job)
 };
+
+namespace {
+
+// Tools whose log showed no mark once (a tool that does not report failed CUDA calls): their
+// workers are not kept alive again in this process, since their logs could not be cut.
+std::mutex unmarked_mutex;
+std::set<std::string> unmarked_tools;
+
+bool marks_work(const std::string& tool) {
+  std::lock_guard lock(unmarked_mutex);
+  return !unmarked_tools.count(tool);
+}
+
+void marks_missing(const std::string& tool) {
+  std::lock_guard lock(unmarked_mutex);
+  unmarked_tools.insert(tool);
+}
+
+}  // namespace
 
 SanitizerPass::SanitizerPass(const ToolSettings& settings) : settings_(settings) {
   if (settings_.sanitizer_executable.empty()) {
@@ -153,22 +87,38 @@ SanitizerPass::SanitizerPass(const ToolSettings& settings) : settings_(settings)
         env::kComputeSanitizer);
     return;
   }
+  refill();
+}
+
+std::unique_ptr<SanitizerPass::Tool> SanitizerPass::start_tool(const char* name) {
+  auto tool = std::make_unique<Tool>();
+  tool->name = name;
+  tool->worker = std::make_unique<WorkerProcess>(
+      worker_command(settings_,
+                     {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
+                      "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
+                     WorkerMode::kSanitize),
+      settings_.limits.max_output_bytes, tool_environment(settings_));
+  return tool;
+}
+
+void SanitizerPass::refill() {
+  if (settings_.sanitizer_executable.empty()) return;
+  std::vector<std::unique_ptr<Tool>> kept;
   for (const char* name : kSanitizerTools) {
-    auto tool = std::make_unique<Tool>();
-    tool->name = name;
-    tool->worker = std::make_unique<WorkerProcess>(
-        worker_command(settings_,
-                       {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
-                        "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
-                       WorkerMode::kSanitize),
-        settings_.limits.max_output_bytes, tool_environment(settings_));
-    tools_.push_back(std::move(tool));
+    auto found = std::find_if(tools_.begin(), tools_.end(), [&](const auto& tool) {
+      return tool && tool->name == name && tool->worker && tool->worker->running();
+    });
+    kept.push_back(found != tools_.end() ? std::move(*found) : start_tool(name));
   }
+  tools_ = std::move(kept);
+  started_ = false;
 }
 
 SanitizerPass::~SanitizerPass() { cancel(); }
 
 bool SanitizerPass::ready() {
+  if (!settings_.sanitizer_executable.empty() && tools_.size() != std::size(kSanitizerTools)) return false;
   for (auto& tool : tools_) {
     if (!tool->worker->running()) return false;
   }
@@ -176,29 +126,52 @@ bool SanitizerPass::ready() {
 }
 
 // Reads a worker's messages until it says "ready" (or ends, or the deadline passes).
-void wait_for_ready(WorkerProcess& worker, Clock::time_point deadline) {
+bool wait_for_ready(WorkerProcess& worker, Clock::time_point deadline) {
   std::string line;
   while (worker.next_message(deadline, line) == WorkerProcess::Wait::kMessage) {
     const auto message = nlohmann::json::parse(line, nullptr, false);
-    if (!message.is_discarded() && message.is_object() && message.value("event", "") == "ready") return;
+    if (!message.is_discarded() && message.is_object() && message.value("event", "") == "ready") return true;
   }
+  return false;
 }
 
 void SanitizerPass::wait_until_started(Clock::time_point deadline) {
   if (started_) return;
-  for (auto& tool : tools_) wait_for_ready(*tool->worker, deadline);
+  for (auto& tool : tools_) {
+    if (!tool->said_ready) tool->said_ready = wait_for_ready(*tool->worker, deadline);
+  }
 }
 
-void SanitizerPass::start(const Job& sanitize_job) {
+void SanitizerPass::start(const Job& sanitize_job, GpuLease* lease, const std::set<std::string>& skipped) {
   if (started_ || tools_.empty()) return;
   started_ = true;
-  auto line = std::make_shared<const std::string>(json_text(nlohmann::json(sanitize_job)));
+  skipped_ = skipped;
   for (auto& tool : tools_) {
+    if (skipped.count(tool->name)) {
+      if (!settings_.keep_alive) tool->worker->kill();
+      continue;
+    }
+    Job job = sanitize_job;
+    job.keep_alive = sanitize_job.keep_alive && settings_.keep_alive && marks_work(tool->name);
+    auto line = std::make_shared<const std::string>(json_text(nlohmann::json(job)));
+    ToolFollow follow;
+    // A warm tool has started already: its budget covers the load and the one launch, and bounds
+    // how long a kernel that spins only under the tool holds the GPU from everyone's timing.
+    follow.budget_ms = tool->said_ready && settings_.keep_alive ? settings_.limits.warm_tool_budget_ms
+                                                                : settings_.limits.tool_budget_ms;
+    follow.lease = lease;
+    follow.keep_alive = job.keep_alive;
+    follow.log = &tool->log;
+    follow.log_offset = tool->log_offset = tool->log.size();
+    follow.mark_wait_ms = settings_.limits.tool_log_mark_wait_ms;
+    follow.settle_ms = settings_.limits.worker_settle_ms;
     tool->job_sent = Clock::now();
+    tool->given_job = true;
+    tool->run = ToolRun{};
     // The job (with its cubins) is written from the tool's own thread: a tool that stops reading
     // must not hold up the check worker's session.
-    tool->follower = std::thread([this, line, raw = tool.get()] {
-      raw->run = follow_tool_worker(*raw->worker, *line, settings_.limits.tool_budget_ms, &raw->cancelled);
+    tool->follower = std::thread([line, follow, raw = tool.get()] {
+      raw->run = follow_tool_worker(*raw->worker, *line, follow, &raw->cancelled);
       raw->seconds = std::chrono::duration<double>(Clock::now() - raw->job_sent).count();
     });
   }
@@ -216,16 +189,27 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
     return outcome;
   }
   for (auto& tool : tools_) {
+    if (skipped_.count(tool->name)) {
+      outcome.summary.skipped.push_back(tool->name);
+      continue;
+    }
     if (tool->follower.joinable()) tool->follower.join();
     outcome.timings_ms["sanitizer." + tool->name] = tool->seconds * 1000.0;
     for (const auto& [step, ms] : tool->run.timings)
       outcome.timings_ms["sanitizer." + tool->name + "." + step] = ms;
-    const std::string log = tool->log.read();
+    const std::string log =
+        tool->run.log_end
+            ? tool->log.read_from(tool->log_offset).substr(0, *tool->run.log_end - tool->log_offset)
+            : tool->log.read_from(tool->log_offset);
+    if (!tool->run.log_end && settings_.keep_alive && !tool->run.timed_out && !tool->cancelled)
+      marks_missing(tool->name);
     // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
     if (const char* keep = std::getenv(env::kKeepSanitizerLogs); keep && *keep) {
       std::ofstream(std::string(keep) + "/" + tool->name + "-" + file_name + ".txt") << log;
     }
-    if (log.find("COMPUTE-SANITIZER") == std::string::npos && log.find("=========") == std::string::npos) {
+    // A kept tool's part of the log may be empty: its mark proves the tool was watching.
+    if (!tool->run.log_end && log.find("COMPUTE-SANITIZER") == std::string::npos &&
+        log.find("=========") == std::string::npos) {
       outcome.summary.note = fmt::format("{} produced no report: {}", tool->name, last_part(log, 300));
       outcome.summary.tools.push_back({tool->name, 0, tool->seconds});
       continue;
@@ -241,23 +225,44 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
     outcome.findings.insert(outcome.findings.end(), errors.findings.begin(), errors.findings.end());
   }
   outcome.summary.ran = true;
-  tools_.clear();
+  keep_reusable_tools();
   return outcome;
+}
+
+void SanitizerPass::keep_reusable_tools() {
+  std::erase_if(tools_, [](const auto& tool) { return tool->given_job && !tool->run.reusable; });
+  for (auto& tool : tools_) {
+    tool->given_job = false;
+    tool->said_ready = true;
+  }
+  started_ = false;
 }
 
 void SanitizerPass::cancel() {
   for (auto& tool : tools_) {
     // A started tool belongs to its thread, which sees the flag within 50 ms and stops it; one
-    // never started is stopped here.
+    // never started is stopped here, unless it is kept for the next job.
     if (tool->follower.joinable()) {
       tool->cancelled = true;
-    } else {
+    } else if (!settings_.keep_alive) {
       tool->worker->kill();
     }
   }
   for (auto& tool : tools_) {
     if (tool->follower.joinable()) tool->follower.join();
   }
+  if (!settings_.keep_alive) {
+    tools_.clear();
+    return;
+  }
+  for (auto& tool : tools_) {
+    if (tool->cancelled) tool->run.reusable = false;
+  }
+  keep_reusable_tools();
+}
+
+void SanitizerPass::discard() {
+  cancel();
   tools_.clear();
 }
 
@@ -279,8 +284,9 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
             settings, {ncu, "--clock-control", "none", "--metrics", names, "--csv", "--log-file", csv.path()},
             WorkerMode::kLaunchForNcu),
         settings.limits.max_output_bytes, tool_environment(settings));
-    if (follow_tool_worker(worker, json_text(nlohmann::json(launch_job)), settings.limits.tool_budget_ms)
-            .timed_out) {
+    ToolFollow follow;
+    follow.budget_ms = settings.limits.tool_budget_ms;
+    if (follow_tool_worker(worker, json_text(nlohmann::json(launch_job)), follow).timed_out) {
       metrics.note = fmt::format("metrics unavailable: {}; ncu was stopped after its budget", cupti_error);
       metrics.ms = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
       return metrics;

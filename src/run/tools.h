@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,13 +20,14 @@
 #include "common/limits.h"
 #include "measure/profiler.h"
 #include "report/report.h"
+#include "run/gpu_lease.h"
 #include "run/process.h"
 #include "run/protocol.h"
 
 namespace cudojo {
 
-// Reads a worker's messages until it says "ready" (or ends, or the deadline passes).
-void wait_for_ready(WorkerProcess& worker, std::chrono::steady_clock::time_point deadline);
+// Reads a worker's messages until it says "ready" (true), or ends, or the deadline passes.
+bool wait_for_ready(WorkerProcess& worker, std::chrono::steady_clock::time_point deadline);
 
 // A CUDA tool's path ($ENV_VARIABLE, then PATH, then /usr/local/cuda/bin), or empty.
 std::string find_cuda_tool(const std::string& name, const char* env_variable);
@@ -36,7 +38,17 @@ struct ToolSettings {
   WorkerProcess::Environment environment;
   JudgeLimits limits = kDefaultLimits;
   std::string sanitizer_executable;  // empty: not found (the pass is skipped, with a note)
+  // Keep each tool worker for the next job after a clean one (a server's warm set): its log is
+  // cut per job at the mark the worker leaves (run/worker.cc, mark_end_of_tool_log).
+  bool keep_alive = false;
 };
+
+// The line a kept-alive tool worker's mark leaves in its tool's log: the tool's report of the one
+// CUDA call the worker makes to fail on purpose. Everything before it belongs to the job.
+inline constexpr const char* kToolLogMark = "on CUDA API call to cudaFuncGetAttributes";
+
+// Where the mark's line starts in `log`, if it is there.
+std::optional<std::size_t> find_tool_log_mark(const std::string& log);
 
 // What the sanitizer pass found, and how long each tool took.
 struct SanitizerOutcome {
@@ -45,7 +57,9 @@ struct SanitizerOutcome {
   std::map<std::string, double> timings_ms;  // "sanitizer.racecheck", ...
 };
 
-// One pre-started worker per tool, each waiting for its job.
+// One pre-started worker per tool, each waiting for its job. With keep_alive, the set outlives its
+// job: a tool worker whose job was clean waits for the next, the others are let go, and refill()
+// starts new ones in their place.
 class SanitizerPass {
  public:
   explicit SanitizerPass(const ToolSettings& settings);
@@ -58,12 +72,20 @@ class SanitizerPass {
   // Waits until every tool worker has said "ready" (its CUDA start-up, under its tool, is done),
   // or has ended, or the deadline passed.
   void wait_until_started(std::chrono::steady_clock::time_point deadline);
-  // Hands each tool its job (sanitize mode) and starts reading its messages on a thread.
-  void start(const Job& sanitize_job);
+  // Starts a worker for every tool that has none.
+  void refill();
+  // Hands each tool its job (sanitize mode) and starts reading its messages on a thread; each
+  // shares `lease` (when given) from its job to its result.
+  // `skipped`: tools that can find nothing in this job (racecheck for a kernel without shared
+  // memory); they get no job, and are stopped unless kept alive.
+  void start(const Job& sanitize_job, GpuLease* lease = nullptr, const std::set<std::string>& skipped = {});
   // Waits for every tool (each within the tool budget) and reads their logs.
   SanitizerOutcome finish(const std::string& file_name);
-  // Stops every tool: the check ended before their findings mattered.
+  // Stops every tool that was given a job: the check ended before their findings mattered. Tools
+  // still waiting for theirs stay, when kept alive.
   void cancel();
+  // Lets every tool worker go, whatever its last job (the job left doubt about the GPU's memory).
+  void discard();
 
  private:
   struct Tool;
@@ -71,6 +93,10 @@ class SanitizerPass {
   std::string note_;  // why the pass cannot run, when it cannot
   std::vector<std::unique_ptr<Tool>> tools_;
   bool started_ = false;
+  std::set<std::string> skipped_;  // this job's
+  std::unique_ptr<Tool> start_tool(const char* name);
+  // After a job: drops the tools whose workers did not settle for another.
+  void keep_reusable_tools();
 };
 
 // Metrics from ncu wrapped around a worker that launches the reference and the submission once

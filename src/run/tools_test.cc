@@ -112,5 +112,22 @@ TEST(Tools, WithoutComputeSanitizerThePassSaysSoAndRunsNothing) {
   EXPECT_NE(outcome.summary.note.find("compute-sanitizer was not found"), std::string::npos);
 }
 
+TEST(Tools, AKeptToolsLogIsCutAtTheWorkersMark) {
+  const std::string job =
+      "========= Error: Race reported between Write access at reduce+0x10 in mine.cu:11\n"
+      "=========     and Read access at reduce+0x20 in mine.cu:12 [32 hazards]\n";
+  const std::string mark =
+      "========= Program hit cudaErrorInvalidDeviceFunction (error 98) due to \"invalid device function\" "
+      "on CUDA API call to cudaFuncGetAttributes.\n=========     Saved host backtrace up to driver entry "
+      "point\n";
+  const auto at = find_tool_log_mark(job + mark);
+  ASSERT_TRUE(at.has_value());
+  EXPECT_EQ(*at, job.size());
+  EXPECT_FALSE(find_tool_log_mark(job).has_value());
+  // The call's name alone, in a learner's line or a frame, is not the mark.
+  EXPECT_FALSE(find_tool_log_mark("=========     Host Frame: on CUDA API call to cudaFuncGetAttributes\n"));
+  EXPECT_EQ(find_tool_log_mark(mark + job + mark).value(), 0u);
+}
+
 }  // namespace
 }  // namespace cudojo

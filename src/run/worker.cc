@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -23,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <thread>
 
 #include "common/cuda_check.h"
@@ -33,132 +35,18 @@
 #include "gpu/gpu.h"
 #include "measure/profiler.h"
 #include "run/compile_child.h"
+#include "run/cuda_startup.h"
 #include "run/protocol.h"
 #include "run/worker_builds.h"
+#include "run/worker_channel.h"
+#include "run/worker_profile.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
 
 namespace {
 
-constexpr int kMessageFd = 3;
 using Clock = std::chrono::steady_clock;
-
-// Messages come from two threads (CUDA's start-up says "ready"); a line longer than a pipe's atomic
-// write must not be interleaved with another.
-std::mutex send_mutex;
-
-void send(const nlohmann::json& message) {
-  const std::string line = json_text(message) + "\n";
-  std::lock_guard lock(send_mutex);
-  std::size_t written = 0;
-  while (written < line.size()) {
-    ssize_t n = write(kMessageFd, line.data() + written, line.size() - written);
-    if (n <= 0) return;  // the parent has gone; nothing left to tell
-    written += static_cast<std::size_t>(n);
-  }
-}
-
-void send_result(const char* outcome, const Report& report) {
-  send({{"event", "result"}, {"outcome", outcome}, {"report", report}});
-}
-
-// Adds the time since `since` to the report's timings under `name`, and restarts the clock.
-class StepClock {
- public:
-  explicit StepClock(Report& report) : report_(report) {}
-  void step(const std::string& name) {
-    const auto now = Clock::now();
-    report_.timings_ms[name] += std::chrono::duration<double, std::milli>(now - since_).count();
-    since_ = now;
-  }
-  void restart() { since_ = Clock::now(); }
-
- private:
-  Report& report_;
-  Clock::time_point since_ = Clock::now();
-};
-
-class PipeAnnouncer : public PhaseAnnouncer {
- public:
-  void reference_time(double ms) override { send({{"event", "reference_time"}, {"ms", ms}}); }
-  void phase(std::string_view name, int launches) override {
-    send({{"event", "phase"}, {"name", name}, {"launches", launches}});
-  }
-};
-
-// CUDA's start-up, on a thread of its own from the first instruction: which device, its arch, the
-// context and the judge's GpuSession. Creating a context costs a good part of a second on a large
-// GPU; meanwhile the main thread reads the job and compiles.
-class CudaStartup {
- public:
-  explicit CudaStartup(bool with_judge_kernels)
-      : with_judge_kernels_(with_judge_kernels), thread_([this] { run(); }) {}
-  ~CudaStartup() {
-    if (thread_.joinable()) thread_.join();
-  }
-  CudaStartup(const CudaStartup&) = delete;
-  CudaStartup& operator=(const CudaStartup&) = delete;
-
-  struct Device {
-    cudaError_t status = cudaSuccess;
-    bool present = false;
-    std::string arch;  // "sm_90" when present
-  };
-  // Waits for the device query (fast: no context yet).
-  const Device& device() { return device_future_.get(); }
-  // Waits for the context and the judge's session; rethrows the judge's own failure.
-  GpuSession& session() {
-    session_future_.wait();
-    if (error_) std::rethrow_exception(error_);
-    return *session_;
-  }
-  double device_ms() const { return device_ms_; }
-  double session_ms() const { return session_ms_; }
-
- private:
-  void run() {
-    const auto started = Clock::now();
-    Device device;
-    int count = 0;
-    device.status = cudaGetDeviceCount(&count);
-    device.present = device.status == cudaSuccess && count > 0;
-    if (device.present) {
-      int major = 0, minor = 0;
-      if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess &&
-          cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) == cudaSuccess) {
-        device.arch = fmt::format("sm_{}{}", major, minor);
-      } else {
-        device.present = false;
-      }
-    }
-    device_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - started).count();
-    device_promise_.set_value(device);
-    if (device.present) {
-      try {
-        session_ = std::make_unique<GpuSession>(0, default_cuda_include_dir(), with_judge_kernels_);
-      } catch (...) {
-        error_ = std::current_exception();
-      }
-    }
-    session_ms_ = std::chrono::duration<double, std::milli>(Clock::now() - started).count() - device_ms_;
-    session_promise_.set_value();
-    // A worker started ahead of its job is now idle on the GPU until the job arrives: the parent of
-    // the job before may wait for this before it times anything.
-    send({{"event", "ready"}});
-  }
-
-  std::promise<Device> device_promise_;
-  std::shared_future<Device> device_future_ = device_promise_.get_future().share();
-  std::promise<void> session_promise_;
-  std::future<void> session_future_ = session_promise_.get_future();
-  std::unique_ptr<GpuSession> session_;
-  std::exception_ptr error_;
-  double device_ms_ = 0;
-  double session_ms_ = 0;
-  bool with_judge_kernels_;
-  std::thread thread_;  // last: starts once the members above exist
-};
 
 bool is_kernel_fault(cudaError_t code) {
   switch (code) {
@@ -201,139 +89,55 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   }
 }
 
-// Opens once, for good: whether the profiler thread may use the GPU now, or should give up.
-class Gate {
- public:
-  void open(bool go) {
-    {
-      std::lock_guard lock(mutex_);
-      if (!go_) go_ = go;
-    }
-    changed_.notify_all();
-  }
-  bool wait() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return go_.has_value(); });
-    return *go_;
-  }
+// A tool worker kept alive writes every job's findings into one log. After its launch has finished
+// it makes one CUDA call that fails on purpose and in a way the judge never does otherwise; the
+// tool reports the failed call after everything the launch caused, so the parent cuts the log
+// there (run/tools.cc, kToolLogMark). The error is cleared at once.
+void mark_end_of_tool_log() {
+  cudaFuncAttributes attributes{};
+  (void)cudaFuncGetAttributes(&attributes, nullptr);
+  (void)cudaGetLastError();
+}
 
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::optional<bool> go_;
-};
+// Whether a kernel's PTX calls the device heap (malloc/free in device code): what it leaves behind
+// there outlives the job, so a worker that ran it is not given another.
+bool calls_device_heap(const std::string& ptx) {
+  static const std::regex kHeapCall(R"(\.extern\s+\.func\s*(\([^)]*\))?\s*(malloc|free)\b)");
+  return std::regex_search(ptx, kHeapCall);
+}
 
-// Hardware metrics of one launch each of the reference and the submission at the performance
-// size, with CUPTI in this process (its context and modules are already loaded). CUPTI's set-up
-// runs on a thread from the start of the tests; its replayed launches wait behind the gate, which
-// the worker opens once it has the GPU to itself and has timed the kernel. A failure is a note;
-// the parent then tries ncu.
-class BackgroundProfile {
- public:
-  BackgroundProfile(const Job& job, ContractContext& context, ContractDriver& driver) {
-    // CUDOJO_PROFILER=ncu skips CUPTI, so the parent measures with ncu: how the two collectors are
-    // compared (scripts/metrics-check.sh).
-    if (const char* forced = std::getenv(env::kProfiler); forced && std::string(forced) == "ncu") {
-      skipped_ = fmt::format("CUPTI skipped ({}=ncu)", env::kProfiler);
-      return;
-    }
-    const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-    result_ = std::async(std::launch::async, [this, &context, &driver, n, passes = job.profiler_max_passes] {
-      const std::vector<ProfiledLaunch> launches = {
-          [&, n](const LaunchMarks& marks) {
-            driver.launch_once_for_tools(context, n, context.reference, marks);
-          },
-          [&, n](const LaunchMarks& marks) {
-            driver.launch_once_for_tools(context, n, context.submission, marks);
-            // Every replayed launch is judged, so a kernel cannot look efficient only when no answer
-            // is read.
-            ++profiled_launches_;
-            if (driver.tool_answer_right(context) == false) ++wrong_profiled_launches_;
-          },
-      };
-      // Reaching the gate means CUPTI's set-up is done; collect() waits for that, within a bound.
-      return profile_with_cupti(
-          0, launches, [&] { context.gpu.flush_l2(); }, passes,
-          [this] {
-            set_up_ = true;
-            return gate_.wait();
-          });
-    });
-  }
-  // Never leaves the thread waiting: a check that ends early (a fault, a wrong answer) cancels it.
-  ~BackgroundProfile() {
-    gate_.open(false);
-    if (result_.valid()) result_.wait();
-  }
-  BackgroundProfile(const BackgroundProfile&) = delete;
-  BackgroundProfile& operator=(const BackgroundProfile&) = delete;
-
-  // Runs the replayed launches now and fills the report's metrics. CUPTI's set-up gets at most
-  // `setup_wait_ms` more: past that the parent measures with ncu instead, rather than the kernel
-  // running into its time limit over the judge's own tool.
-  void collect(Report& report, double setup_wait_ms, PhaseAnnouncer& announce, int max_passes) {
-    if (!result_.valid()) {
-      report.metrics.metrics_note = skipped_;
-      return;
-    }
-    const auto give_up =
-        Clock::now() + std::chrono::microseconds(static_cast<long long>(setup_wait_ms * 1000));
-    while (!set_up_ && result_.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
-      if (Clock::now() >= give_up) {
-        gate_.open(false);
-        report.metrics.metrics_note =
-            fmt::format("CUPTI: its set-up took longer than {:.0f} ms", setup_wait_ms);
-        return;
-      }
-    }
-    // Each pass replays both kernels once.
-    announce.phase("profile", 2 * max_passes);
-    gate_.open(true);
-    const ProfileResult result = result_.get();
-    report.timings_ms["profile_setup"] = result.setup_ms;
-    report.timings_ms["profile_passes"] = result.passes_ms;
-    fill(result, report);
-    if (wrong_profiled_launches_ > 0) {
-      report.findings.push_back(
-          {std::string(finding_code::kStaleAnswer),
-           fmt::format("{} of the {} launches the profiler replayed answered wrong, though the tests and "
-                       "the timed launches were right: every launch is judged, including those "
-                       "measured for the hardware metrics, so a kernel must do the same work each time",
-                       wrong_profiled_launches_.load(), profiled_launches_.load()),
-           std::nullopt});
-    }
-  }
-
- private:
-  static void fill(const ProfileResult& result, Report& report) {
-    report.metrics.metrics_passes = result.passes;
-    if (result.ok && result.kernels.size() >= 2) {
-      report.metrics.reference_kernel = result.kernels[0];
-      report.metrics.kernel = result.kernels[1];
-      report.metrics.metrics_source = "cupti";
-      report.metrics.metrics_note = result.error;  // metrics CUPTI refused, if any
+// The PTX of the learner's kernels, as far as this worker has it (a cubin given by the parent has
+// none: nullopt, "cannot tell").
+std::optional<std::vector<std::string>> learner_ptx(const Job& job, const Builds& builds) {
+  std::vector<std::string> texts;
+  for (const CompileResult* built : {&builds.submission, &builds.second_submission}) {
+    if (!built->ok) continue;
+    if (!built->ptx.empty()) {
+      texts.push_back(built->ptx);
+    } else if (built->format == ImageFormat::kPtx) {
+      texts.emplace_back(built->image.begin(), built->image.end());
     } else {
-      report.metrics.metrics_source = "";
-      report.metrics.metrics_note = "CUPTI: " + (result.error.empty() ? "no kernels profiled" : result.error);
+      return std::nullopt;
     }
   }
+  (void)job;
+  return texts;
+}
 
-  Gate gate_;
-  std::atomic<bool> set_up_{false};
-  std::atomic<int> profiled_launches_{0};
-  std::atomic<int> wrong_profiled_launches_{0};
-  std::future<ProfileResult> result_;
-  std::string skipped_;
-};
+bool uses_device_heap(const Job& job, const Builds& builds) {
+  const auto texts = learner_ptx(job, builds);
+  if (!texts) return false;  // a cubin from `cudojo build`: its own PTX was read when it was built
+  return std::any_of(texts->begin(), texts->end(), calls_device_heap);
+}
 
-// Blocks until the parent gives the GPU to this worker alone; false when it says not to measure
-// (a tool already found the kernel wrong) or has gone.
-bool await_gpu() {
-  send({{"event", "await_gpu"}});
-  std::string line;
-  if (!std::getline(std::cin, line)) return false;
-  const auto grant = nlohmann::json::parse(line, nullptr, false);
-  return !grant.is_discarded() && grant.value("event", "") == kGpuGrantEvent && grant.value("measure", false);
+// Whether the learner's kernels may touch shared memory: racecheck reports shared-memory hazards
+// only, so without any `.shared` state space in the PTX (no declaration, static or dynamic, and so
+// no shared address to reach) it has nothing to watch. Unknown counts as yes.
+bool may_use_shared_memory(const Job& job, const Builds& builds) {
+  const auto texts = learner_ptx(job, builds);
+  if (!texts) return true;
+  return std::any_of(texts->begin(), texts->end(),
+                     [](const std::string& ptx) { return ptx.find(".shared") != std::string::npos; });
 }
 
 // Everything after the compile: load, run the mode's work, send the result. Learner faults are
@@ -371,6 +175,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
                             second_submission.get()};
     driver->launch_once_for_tools(context, job.tool_size, submission, {});
     clock.step("launch");
+    if (job.keep_alive) mark_end_of_tool_log();
     send_result(outcome::kCompleted, report);
     return;
   }
@@ -440,7 +245,10 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
   send_result(outcome::kCompleted, report);
 }
 
-void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start) {
+// `not_reusable`: set when the job leaves something behind that another job could meet (the device
+// heap, printed output), whatever its outcome.
+void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start, bool first_job,
+             std::string& not_reusable) {
   Report report;
   report.stage = job.stage.id;
   report.file = job.file_name;
@@ -488,13 +296,18 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
         sent_builds[name] = BuiltKernel{built->lowered_name, built->image, built->format, built->abi};
     }
   }
+  const bool heap = uses_device_heap(job, builds);
+  if (heap) not_reusable = "its kernel uses the device heap (malloc or free in device code)";
+  if (builds.quiet.ok) not_reusable = "its kernel prints";
   send({{"event", "compiled"},
         {"compile",
          {{"ok", report.compile.ok},
           {"arch", arch},
           {"nvrtc", report.compile.nvrtc},
           {"compile_ms", report.compile.compile_ms}}},
-        {"builds", sent_builds}});
+        {"builds", sent_builds},
+        {"uses_device_heap", heap},
+        {"may_use_shared_memory", may_use_shared_memory(job, builds)}});
 
   if (!submission.ok) {
     report.message = "the submission did not compile";
@@ -533,7 +346,10 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start)
   }
 
   GpuSession& gpu = cuda.session();
-  report.timings_ms["cuda_start"] = cuda.device_ms() + cuda.session_ms();
+  // Other jobs share this GPU: each planting, and the learner's launch after it, has it alone, so
+  // no other process's kernel refills the shared memory between them.
+  gpu.set_planting_turns(job.planting_turns ? planting_turns_from_parent() : PlantingTurns{});
+  if (first_job) report.timings_ms["cuda_start"] = cuda.device_ms() + cuda.session_ms();
   clock.step("wait_for_cuda");
   report.gpu = gpu.info();
   try {
@@ -601,6 +417,38 @@ void end_with_the_judge() {
   }).detach();
 }
 
+// After a job, before this worker may take another: only a clean job (it compiled and ran to its
+// end, or did not compile) whose kernels left nothing behind, then the GPU is drained and checked
+// (a kernel still running, or an error CUDA holds, keeps the worker from being reused; one that
+// never finishes runs into the parent's deadline and the worker is killed), and the judge's session
+// is made again. `why` says what stopped it.
+bool settle_for_next_job(CudaStartup& cuda, std::string& why) {
+  const std::string outcome = last_outcome();
+  if (outcome != outcome::kCompleted && outcome != outcome::kCompileError) {
+    why = fmt::format("its job ended {}", outcome.empty() ? "without a result" : outcome);
+    return false;
+  }
+  if (!why.empty()) return false;
+  if (!cuda.device().present) {
+    why = "no CUDA device";
+    return false;
+  }
+  try {
+    cuda.session();
+    cudaError_t error = cudaDeviceSynchronize();
+    if (error == cudaSuccess) error = cudaGetLastError();
+    if (error != cudaSuccess) {
+      why = fmt::format("CUDA reported {} after its job", cudaGetErrorName(error));
+      return false;
+    }
+    cuda.renew_session();
+  } catch (const std::exception& error) {
+    why = fmt::format("its GPU session could not be made again: {}", error.what());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int worker_main(std::string_view mode_hint) {
@@ -630,28 +478,37 @@ int worker_main(std::string_view mode_hint) {
   CudaStartup cuda(mode_hint != to_string(WorkerMode::kSanitize));
   int code = 0;
   Job job;
-  std::string line;
-  try {
-    if (!std::getline(std::cin, line)) {
-      // The parent went away before giving a job (a pre-started worker that was not needed).
-      std::_Exit(0);
+  for (int jobs_done = 0;; ++jobs_done) {
+    std::string line;
+    try {
+      if (!std::getline(std::cin, line)) {
+        // The parent went away before giving a job (a pre-started worker that was not needed, or a
+        // warm one it let go).
+        std::_Exit(0);
+      }
+      job = nlohmann::json::parse(line).get<Job>();
+    } catch (const std::exception& error) {
+      Report report;
+      report.message = fmt::format("the worker could not read its job: {}", error.what());
+      send_result(outcome::kInternalError, report);
+      std::_Exit(2);
     }
-    job = nlohmann::json::parse(line).get<Job>();
-  } catch (const std::exception& error) {
-    Report report;
-    report.message = fmt::format("the worker could not read its job: {}", error.what());
-    send_result(outcome::kInternalError, report);
-    std::_Exit(2);
-  }
-  try {
-    run_job(job, cuda, process_start);
-  } catch (const std::exception& error) {
-    Report report;
-    report.stage = job.stage.id;
-    report.file = job.file_name;
-    report.message = fmt::format("the judge failed: {}", error.what());
-    send_result(outcome::kInternalError, report);
-    code = 2;
+    forget_last_outcome();
+    std::string not_reusable;
+    try {
+      run_job(job, cuda, jobs_done == 0 ? process_start : Clock::now(), jobs_done == 0, not_reusable);
+    } catch (const std::exception& error) {
+      Report report;
+      report.stage = job.stage.id;
+      report.file = job.file_name;
+      report.message = fmt::format("the judge failed: {}", error.what());
+      send_result(outcome::kInternalError, report);
+      code = 2;
+    }
+    if (!job.keep_alive) break;
+    const bool reusable = settle_for_next_job(cuda, not_reusable);
+    send({{"event", kIdleEvent}, {"reusable", reusable}, {"why", not_reusable}});
+    if (!reusable) break;
   }
   // The result is sent. A tool wrapped around this worker writes its summary from the CUDA
   // runtime's exit handlers, so its workers end the ordinary way; the check worker skips tearing

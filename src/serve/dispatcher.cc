@@ -17,6 +17,8 @@ Dispatcher::~Dispatcher() { stop(); }
 
 void Dispatcher::start() {
   last_arch_.assign(static_cast<std::size_t>(settings_.workers), "");
+  leases_.clear();
+  for (int gpu = 0; gpu < std::max(1, settings_.gpus); ++gpu) leases_.push_back(std::make_unique<GpuLease>());
   for (int slot = 0; slot < settings_.workers; ++slot)
     threads_.emplace_back([this, slot] { run_slot(slot); });
 }
@@ -56,29 +58,42 @@ std::vector<JobClaim> Dispatcher::running_claims() {
 WorkerSettings Dispatcher::worker_settings(int slot) const {
   WorkerSettings workers;
   workers.worker_executable = settings_.worker_executable;
-  if (settings_.pin_gpus) workers.environment.emplace_back("CUDA_VISIBLE_DEVICES", std::to_string(slot));
+  workers.keep_alive = true;
+  if (settings_.gpus > 0) {
+    const int gpu = slot % settings_.gpus;
+    const std::string id = static_cast<std::size_t>(gpu) < settings_.gpu_ids.size()
+                               ? settings_.gpu_ids[static_cast<std::size_t>(gpu)]
+                               : std::to_string(gpu);
+    workers.environment.emplace_back("CUDA_VISIBLE_DEVICES", id);
+  }
   return workers;
 }
 
 void Dispatcher::run_slot(int slot) {
-  // A job's workers are started before it is taken, so it begins with its CUDA contexts made and
-  // compute-sanitizer attached (a sanitizer's start-up takes longer than the rest of a check).
-  // Each set serves one job only. While jobs are waiting, the next set starts as soon as this
-  // job starts, and this job is not timed until that set has finished starting, so nothing else
-  // is on the GPU then. When nothing is waiting, the next set starts after this job ends instead:
-  // a learner alone with the server then never waits for workers meant for someone else.
-  auto prepare = [&]() -> std::optional<PreparedWorkers> {
+  // The slot's workers are started before its first job and kept warm: a job begins with their
+  // CUDA contexts made and compute-sanitizer attached (a sanitizer's start-up takes longer than the
+  // rest of a check). Workers let go after a job are replaced before the next claim, sharing the
+  // GPU's lease while they start, so no start-up runs beside another slot's timing.
+  std::optional<PreparedWorkers> workers;
+  auto refill = [&] {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<long long>(kDefaultLimits.startup_budget_ms));
     try {
-      return PreparedWorkers(worker_settings(slot));
+      if (!workers) {
+        GpuLease::Hold hold = lease_of(slot).share();
+        workers.emplace(worker_settings(slot));
+        workers->wait_until_started(deadline);
+      } else if (!workers->ready()) {
+        workers->refill(&lease_of(slot), deadline);
+      }
     } catch (const std::exception& error) {
       fmt::print(stderr, "cudojo serve: cannot start workers ahead of a job: {}\n", error.what());
-      return std::nullopt;
+      workers.reset();
     }
   };
-  std::optional<PreparedWorkers> prepared;
   bool store_failing = false;  // said once per outage, not at every poll
   while (!stopping_) {
-    if (!prepared) prepared = prepare();
+    refill();
     std::optional<JobRecord> job;
     try {
       job = store_.claim_next(settings_.holder, settings_.lease_seconds);
@@ -96,34 +111,23 @@ void Dispatcher::run_slot(int slot) {
       continue;
     }
     job_changed();  // running now, and every job behind it one place nearer
-    std::optional<PreparedWorkers> next;
-    if (others_waiting()) next = prepare();
     {
       std::lock_guard lock(mutex_);
       ++running_jobs_;
       running_[job->id] = job->claim();
     }
-    run_job(slot, *job, std::move(prepared), next ? &*next : nullptr);
+    if (!workers) workers.emplace(worker_settings(slot));  // started cold: it could not start ahead
+    run_job(slot, *job, *workers);
     {
       std::lock_guard lock(mutex_);
       --running_jobs_;
       running_.erase(job->id);
     }
     job_ended_.notify_all();
-    prepared = std::move(next);
   }
 }
 
-bool Dispatcher::others_waiting() {
-  try {
-    return store_.queued_count() > 0;
-  } catch (const std::exception&) {
-    return true;  // the store will say what is wrong when the next job is taken
-  }
-}
-
-void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,
-                         PreparedWorkers* next) {
+void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& workers) {
   Report report;
   // The course as it is now, kept until this job is recorded: a reload meanwhile does not move it.
   const auto course = course_.current();
@@ -140,6 +144,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
     request.workers = worker_settings(slot);
     request.cuda_include_dir = settings_.cuda_include_dir;
     request.calibration_dir = settings_.calibration_dir;
+    request.lease = &lease_of(slot);
     if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
     request.on_progress = [&](std::string_view phase) {
       try {
@@ -149,18 +154,14 @@ void Dispatcher::run_job(int slot, const JobRecord& job, std::optional<PreparedW
         // Progress is for the page; the store being away must not stop the judging.
       }
     };
-    if (next) {
-      request.before_exclusive_gpu = [next, wait_ms = settings_.next_workers_start_wait_ms] {
-        next->wait_until_started(std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms));
-      };
-    }
-    report = run_check(request, std::move(prepared));
+    report = run_check(request, workers);
     if (!report.compile.arch.empty()) last_arch_[slot] = report.compile.arch;
   } catch (const std::exception& error) {
     report = Report{};
     report.stage = job.stage;
     report.verdict = Verdict::kInternalError;
     report.message = fmt::format("the server could not judge this job: {}", error.what());
+    workers.discard();
   }
   report.judged_by = JudgedBy{settings_.node_name, settings_.host,
                               report.gpu && !report.gpu->name.empty() ? report.gpu->name : settings_.gpu};

@@ -1,8 +1,12 @@
-// Runs queued jobs: one thread per worker slot (one per visible GPU), each claiming the next job
-// from the Store under this node's name and a lease, judging it with run_check (a fresh worker
-// process per job, pinned to its GPU) and recording the result under that claim. A worker process
-// that crashes or is killed fails only its own job, with a verdict from run_check; the next job
-// starts a new process. The leases are renewed by the node's Heartbeat (serve/heartbeat.h).
+// Runs queued jobs: several slots per GPU, each a thread claiming the next job from the Store under
+// this node's name and a lease, judging it with run_check and recording the result under that
+// claim. Each slot keeps a warm set of workers (the check worker and one per sanitizer tool, each
+// with its CUDA context made): a worker whose job was clean takes the next job; one whose job was
+// not (a fault, a deadline, the device heap, a write outside its arrays) is let go and replaced
+// before the slot claims again. The slots of one GPU share its GpuLease: their compiles, tests and
+// sanitized launches overlap, and each timing, profile and shared-memory planting has the GPU
+// alone. A worker that crashes or is killed fails only its own job. The leases of jobs are renewed
+// by the node's Heartbeat (serve/heartbeat.h).
 //
 // When the store cannot be reached the slots stop claiming and retry; a job judged meanwhile keeps
 // its result in memory and records it once the store answers, unless its lease ran out and another
@@ -13,6 +17,7 @@
 #include <condition_variable>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "common/limits.h"
+#include "run/gpu_lease.h"
 #include "run/judge.h"
 #include "serve/course_catalog.h"
 #include "serve/store.h"
@@ -31,15 +37,19 @@ class Dispatcher {
  public:
   struct Settings {
     int workers = 1;
-    bool pin_gpus = false;  // worker slot i sees only GPU i (CUDA_VISIBLE_DEVICES)
+    // GPUs the slots are spread over (slot i judges on GPU i mod gpus, seen alone through
+    // CUDA_VISIBLE_DEVICES, and shares that GPU's lease); 0: the slots see what the process sees
+    // and share one lease.
+    int gpus = 0;
+    // The GPUs' ids as this process sees them (CUDA_VISIBLE_DEVICES's entries when it is set).
+    std::vector<std::string> gpu_ids;
     std::string worker_executable;
     std::string cuda_include_dir;
     std::string calibration_dir;
-    int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;                   // see ServeLimits
-    int next_workers_start_wait_ms = ServeLimits{}.next_workers_start_wait_ms;  // see ServeLimits
-    int stop_grace_ms = ServeLimits{}.stop_grace_ms;                            // see ServeLimits
-    double lease_seconds = ServeLimits{}.job_lease_seconds;                     // see ServeLimits
-    int store_retry_ms = ServeLimits{}.store_retry_ms;                          // see ServeLimits
+    int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;  // see ServeLimits
+    int stop_grace_ms = ServeLimits{}.stop_grace_ms;           // see ServeLimits
+    double lease_seconds = ServeLimits{}.job_lease_seconds;    // see ServeLimits
+    int store_retry_ms = ServeLimits{}.store_retry_ms;         // see ServeLimits
     std::string holder;     // what this process's claims carry: its node name and a random suffix
     std::string node_name;  // this node's name, for reports
     std::string host;       // the machine's name, for reports
@@ -66,11 +76,8 @@ class Dispatcher {
 
  private:
   void run_slot(int slot);
-  bool others_waiting();  // jobs queued that no slot has taken yet
-  // `next`: the set started for the job after this one, which must finish starting before this
-  // job is timed.
-  void run_job(int slot, const JobRecord& job, std::optional<PreparedWorkers> prepared,
-               PreparedWorkers* next);
+  void run_job(int slot, const JobRecord& job, PreparedWorkers& workers);
+  GpuLease& lease_of(int slot) { return *leases_[static_cast<std::size_t>(slot) % leases_.size()]; }
   // Records a result under the job's claim, retrying while the store cannot be reached.
   void record(const JobClaim& claim, const Report& report);
   WorkerSettings worker_settings(int slot) const;
@@ -82,7 +89,8 @@ class Dispatcher {
   CourseCatalog& course_;
   Settings settings_;
   std::vector<std::thread> threads_;
-  std::vector<std::string> last_arch_;  // per slot: the arch its GPU compiled for last
+  std::vector<std::string> last_arch_;             // per slot: the arch its GPU compiled for last
+  std::vector<std::unique_ptr<GpuLease>> leases_;  // one per GPU
   std::atomic<bool> stopping_{false};
   std::atomic<bool> abandoning_{false};  // past the grace: results of killed jobs are not recorded
   std::atomic<int> running_jobs_{0};

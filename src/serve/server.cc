@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "common/environment.h"
@@ -45,6 +46,24 @@ fs::path default_web_dir() {
 fs::path default_data_dir() {
   if (const char* env = std::getenv(env::kData); env && *env) return env;
   return fs::current_path() / "cudojo-data";
+}
+
+// The ids that name this process's GPUs to a child: CUDA_VISIBLE_DEVICES's entries when it is set
+// (a child given "1" of a parent that sees "2,3" would see the machine's GPU 1), else 0..count-1.
+std::vector<std::string> visible_gpu_ids(int count) {
+  std::vector<std::string> ids;
+  if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible && *visible) {
+    std::stringstream entries(visible);
+    for (std::string entry; std::getline(entries, entry, ',');) {
+      if (!entry.empty()) ids.push_back(entry);
+    }
+  }
+  if (static_cast<int>(ids.size()) < count) {
+    ids.clear();
+    for (int gpu = 0; gpu < count; ++gpu) ids.push_back(std::to_string(gpu));
+  }
+  ids.resize(static_cast<std::size_t>(std::max(count, 0)));
+  return ids;
 }
 
 GpuSurvey survey_gpus(const std::string& executable) {
@@ -200,7 +219,10 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   node.host = this_host_name();
   node.name = settings.node_name.empty() ? fmt::format("{}-{}", node.host, getpid()) : settings.node_name;
   node.gpu = gpus.model;
-  node.workers = settings.workers >= 0 ? settings.workers : std::max(1, gpus.count);
+  // Without a GPU every job ends no_device at once: one slot says so as well as four.
+  node.workers = settings.workers >= 0 ? settings.workers
+                 : gpus.count > 0      ? gpus.count * settings.limits.judge_slots_per_gpu
+                                       : 1;
   node.http = settings.http;
   // The claims of this process: its name and a random suffix, so a node restarted under the same
   // name never renews, and so keeps alive, the jobs of the process it replaced.
@@ -210,12 +232,12 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   JobStreams streams(store, settings.limits);
   Dispatcher::Settings dispatch;
   dispatch.workers = node.workers;
-  dispatch.pin_gpus = settings.workers < 0 && gpus.count > 0;
+  dispatch.gpus = gpus.count;
+  dispatch.gpu_ids = visible_gpu_ids(gpus.count);
   dispatch.worker_executable = executable;
   dispatch.cuda_include_dir = default_cuda_include_dir();
   dispatch.calibration_dir = settings.calibration_dir.string();
   dispatch.idle_poll_ms = settings.limits.dispatcher_idle_poll_ms;
-  dispatch.next_workers_start_wait_ms = settings.limits.next_workers_start_wait_ms;
   dispatch.stop_grace_ms = settings.limits.stop_grace_ms;
   dispatch.lease_seconds = settings.limits.job_lease_seconds;
   dispatch.store_retry_ms = settings.limits.store_retry_ms;

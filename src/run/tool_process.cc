@@ -1,0 +1,125 @@
+#include "run/tool_process.h"
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/environment.h"
+#include "run/session.h"
+
+namespace cudojo {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+// Waits (within `wait_ms`) until the tool has written the worker's mark into its log.
+std::optional<std::size_t> wait_for_log_mark(const ToolLog& log, std::size_t offset, double wait_ms) {
+  const auto give_up = Clock::now() + std::chrono::microseconds(static_cast<long long>(wait_ms * 1000));
+  for (;;) {
+    if (auto at = find_tool_log_mark(log.read_from(offset))) return offset + *at;
+    if (Clock::now() >= give_up) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// Reads a tool worker's messages until its result, its end, the tool budget or `cancelled`, then
+// waits (within the same budget) for the tool to exit, since it writes its log as it exits.
+// `cancelled` is only read here, so the thread that sets it never touches the process.
+ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, const ToolFollow& follow,
+                           const std::atomic<bool>* cancelled) {
+  ToolRun run;
+  GpuLease::Hold hold;
+  const auto asked = Clock::now();
+  if (follow.lease) hold = follow.lease->share();
+  const double lease_ms = std::chrono::duration<double, std::milli>(Clock::now() - asked).count();
+  worker.reset_output();
+  const auto deadline =
+      Clock::now() + std::chrono::microseconds(static_cast<long long>(follow.budget_ms * 1000));
+  bool got_result = false;
+  if (!worker.send_line(job_line, deadline) && worker.running()) {
+    run.timed_out = true;
+    worker.kill();
+    worker.wait();
+    return run;
+  }
+  std::string line;
+  for (;;) {
+    const auto slice = std::min(deadline, Clock::now() + std::chrono::milliseconds(50));
+    const auto wait = worker.next_message(slice, line);
+    if (wait == WorkerProcess::Wait::kMessage) {
+      const auto message = nlohmann::json::parse(line, nullptr, false);
+      if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
+        const auto& steps =
+            message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
+        for (const auto& [step, ms] : steps.items()) {
+          if (ms.is_number()) run.timings[step] = ms.get<double>();
+        }
+        got_result = message.value("outcome", "") == outcome::kCompleted;
+        // Its launch is over; what follows (waiting for the log, settling) is not GPU work.
+        run.timings["parent.lease"] = lease_ms;
+        hold.release();
+        break;
+      }
+      continue;
+    }
+    if (wait == WorkerProcess::Wait::kClosed) break;
+    if (cancelled && cancelled->load()) {
+      worker.kill();
+      break;
+    }
+    if (Clock::now() >= deadline) {
+      run.timed_out = true;
+      worker.kill();
+      break;
+    }
+  }
+  if (got_result && follow.keep_alive && follow.log) {
+    const auto result_at = Clock::now();
+    run.log_end = wait_for_log_mark(*follow.log, follow.log_offset, follow.mark_wait_ms);
+    run.timings["parent.mark"] = std::chrono::duration<double, std::milli>(Clock::now() - result_at).count();
+    if (run.log_end) {
+      const auto marked = Clock::now();
+      const auto settle = std::min(
+          deadline, marked + std::chrono::microseconds(static_cast<long long>(follow.settle_ms * 1000)));
+      await_idle(worker, settle, run.reusable);
+      run.timings["parent.settle"] = std::chrono::duration<double, std::milli>(Clock::now() - marked).count();
+      if (run.reusable) return run;
+    }
+  }
+  worker.close_input();
+  if (!worker.wait_until(deadline)) run.timed_out = true;
+  return run;
+}
+
+// A tool's worker runs as the tool's child, where the judge cannot give it a parent-death signal;
+// it is told the judge's pid instead, and ends when the judge does (run/worker.cc), so a killed
+// server leaves no tool running on a kernel that never returns.
+WorkerProcess::Environment tool_environment(const ToolSettings& settings) {
+  WorkerProcess::Environment environment = settings.environment;
+  environment.emplace_back(env::kJudgePid, std::to_string(getpid()));
+  return environment;
+}
+
+std::vector<std::string> worker_command(const ToolSettings& settings, std::vector<std::string> prefix,
+                                        WorkerMode mode) {
+  prefix.push_back(settings.worker_executable);
+  prefix.push_back("worker");
+  prefix.push_back(std::string(to_string(mode)));
+  return prefix;
+}
+
+std::optional<std::size_t> find_tool_log_mark(const std::string& log) {
+  for (std::size_t at = log.find(kToolLogMark); at != std::string::npos;
+       at = log.find(kToolLogMark, at + 1)) {
+    const std::size_t line_start = log.rfind('\n', at);
+    const std::size_t start = line_start == std::string::npos ? 0 : line_start + 1;
+    if (log.compare(start, at - start, "") != 0 &&
+        log.substr(start, at - start).find("Program hit") != std::string::npos)
+      return start;
+  }
+  return std::nullopt;
+}
+
+}  // namespace cudojo

@@ -1,0 +1,58 @@
+// A worker's side of the protocol (run/protocol.h): its messages on fd 3, its requests for the GPU,
+// and the clock of its steps. Used by the worker's threads (CUDA's start-up says "ready" from its
+// own), so every message is written whole under one lock.
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+#include "contract/driver.h"
+#include "report/report.h"
+
+namespace cudojo {
+
+void send(const nlohmann::json& message);
+// The result message; remembers its outcome for last_outcome().
+void send_result(const char* outcome, const Report& report);
+// The outcome of the last result sent by this process ("" before any).
+std::string last_outcome();
+void forget_last_outcome();
+
+// Blocks until the parent gives the GPU to this worker alone; false when it says not to measure
+// (a tool already found the kernel wrong) or has gone.
+bool await_gpu();
+
+// Around each shared-memory planting, when the parent judges other jobs on the same GPU: the
+// planting and the learner's launch after it run while no other process uses the GPU, so nothing
+// refills the SMs' shared memory between them. begin() asks and waits; end() gives the GPU back to
+// sharing and does not wait.
+PlantingTurns planting_turns_from_parent();
+
+class PipeAnnouncer : public PhaseAnnouncer {
+ public:
+  void reference_time(double ms) override { send({{"event", "reference_time"}, {"ms", ms}}); }
+  void phase(std::string_view name, int launches) override {
+    send({{"event", "phase"}, {"name", name}, {"launches", launches}});
+  }
+};
+
+// Adds the time since `since` to the report's timings under `name`, and restarts the clock.
+class StepClock {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit StepClock(Report& report) : report_(report) {}
+  void step(const std::string& name) {
+    const auto now = Clock::now();
+    report_.timings_ms[name] += std::chrono::duration<double, std::milli>(now - since_).count();
+    since_ = now;
+  }
+  void restart() { since_ = Clock::now(); }
+
+ private:
+  Report& report_;
+  Clock::time_point since_ = Clock::now();
+};
+
+}  // namespace cudojo
