@@ -146,17 +146,19 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
     hold.share_again();
     session.not_reusable_why = await_idle(worker, after_ms(limits.worker_settle_ms), session.reusable);
   }
-  hold.release();
   session.output.text = worker.output();
   session.output.truncated = worker.output_truncated();
   session.output.bytes = worker.output_bytes();
   if (session.reusable) return session;
+  // A worker killed at a deadline may still have kernels on the GPU until it is reaped: the hold
+  // goes with it, not before.
   const auto exiting = Clock::now();
   worker.close_input();
   if (session.ending == SessionResult::Ending::kResult) {
     worker.let_finish_in_background();
   }
   session.exit = worker.wait();
+  hold.release();
   session.timings_ms["worker_exit"] = ms_since(exiting);
   session.output.text = worker.output();
   session.output.truncated = worker.output_truncated();

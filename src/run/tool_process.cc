@@ -51,15 +51,20 @@ ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, c
     if (wait == WorkerProcess::Wait::kMessage) {
       const auto message = nlohmann::json::parse(line, nullptr, false);
       if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
-        const auto& steps =
-            message.value("report", nlohmann::json::object()).value("timings_ms", nlohmann::json::object());
-        for (const auto& [step, ms] : steps.items()) {
-          if (ms.is_number()) run.timings[step] = ms.get<double>();
+        const auto report = message.find("report");
+        if (report != message.end() && report->is_object()) {
+          const auto steps = report->find("timings_ms");
+          if (steps != report->end() && steps->is_object()) {
+            for (const auto& [step, ms] : steps->items()) {
+              if (ms.is_number()) run.timings[step] = ms.get<double>();
+            }
+          }
         }
-        got_result = message.value("outcome", "") == outcome::kCompleted;
-        // Its launch is over; what follows (waiting for the log, settling) is not GPU work.
+        const auto said = message.find("outcome");
+        got_result = said != message.end() && said->is_string() && *said == outcome::kCompleted;
         run.timings["parent.lease"] = lease_ms;
-        hold.release();
+        // The hold stays through the mark and the settling: the worker drains the GPU and makes its
+        // session again meanwhile.
         break;
       }
       continue;

@@ -57,7 +57,9 @@ struct SanitizerPass::Tool {
   double seconds = 0;
   std::size_t log_offset = 0;  // where this job's part of the log begins
   bool given_job = false;
-  bool said_ready = false;  // its "ready" was read (a kept worker says it once, before its first job)
+  bool said_ready = false;
+  int printed = 0;  // reports its tool has printed so far, marks included (see print_limit())  // its "ready"
+                    // was read (a kept worker says it once, before its first job)
 };
 
 namespace {
@@ -90,13 +92,20 @@ SanitizerPass::SanitizerPass(const ToolSettings& settings) : settings_(settings)
   refill();
 }
 
+// compute-sanitizer's --print-limit counts over the whole process. A kept tool gets room for many
+// jobs, and is let go while every job still has sanitizer_print_limit reports left before it.
+int SanitizerPass::print_limit() const {
+  return settings_.keep_alive ? settings_.limits.sanitizer_print_limit * kKeptToolJobsOfReports
+                              : settings_.limits.sanitizer_print_limit;
+}
+
 std::unique_ptr<SanitizerPass::Tool> SanitizerPass::start_tool(const char* name) {
   auto tool = std::make_unique<Tool>();
   tool->name = name;
   tool->worker = std::make_unique<WorkerProcess>(
       worker_command(settings_,
                      {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
-                      "--print-limit", std::to_string(settings_.limits.sanitizer_print_limit)},
+                      "--print-limit", std::to_string(print_limit())},
                      WorkerMode::kSanitize),
       settings_.limits.max_output_bytes, tool_environment(settings_));
   return tool;
@@ -171,7 +180,14 @@ void SanitizerPass::start(const Job& sanitize_job, GpuLease* lease, const std::s
     // The job (with its cubins) is written from the tool's own thread: a tool that stops reading
     // must not hold up the check worker's session.
     tool->follower = std::thread([line, follow, raw = tool.get()] {
-      raw->run = follow_tool_worker(*raw->worker, *line, follow, &raw->cancelled);
+      try {
+        raw->run = follow_tool_worker(*raw->worker, *line, follow, &raw->cancelled);
+      } catch (const std::exception&) {
+        // A worker that said something unreadable: stopped, and its log read as it stands.
+        raw->worker->kill();
+        raw->worker->wait();
+        raw->run = ToolRun{};
+      }
       raw->seconds = std::chrono::duration<double>(Clock::now() - raw->job_sent).count();
     });
   }
@@ -222,6 +238,9 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
                       settings_.limits.tool_budget_ms / 1000);
     }
     outcome.summary.tools.push_back({tool->name, errors.errors, tool->seconds});
+    tool->printed += errors.errors + 1;  // and the mark
+    if (tool->printed + settings_.limits.sanitizer_print_limit + 1 > print_limit())
+      tool->run.reusable = false;
     outcome.findings.insert(outcome.findings.end(), errors.findings.begin(), errors.findings.end());
   }
   outcome.summary.ran = true;

@@ -95,6 +95,8 @@ class SanitizerPass {
   bool started_ = false;
   std::set<std::string> skipped_;  // this job's
   std::unique_ptr<Tool> start_tool(const char* name);
+  int print_limit() const;
+  static constexpr int kKeptToolJobsOfReports = 50;
   // After a job: drops the tools whose workers did not settle for another.
   void keep_reusable_tools();
 };

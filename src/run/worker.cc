@@ -483,7 +483,9 @@ int worker_main(std::string_view mode_hint) {
     try {
       if (!std::getline(std::cin, line)) {
         // The parent went away before giving a job (a pre-started worker that was not needed, or a
-        // warm one it let go).
+        // warm one it let go). A tool's worker that ran jobs ends the ordinary way, so its tool
+        // finishes its log from the runtime's exit handlers.
+        if (jobs_done > 0 && mode_hint != to_string(WorkerMode::kCheck)) std::exit(0);
         std::_Exit(0);
       }
       job = nlohmann::json::parse(line).get<Job>();

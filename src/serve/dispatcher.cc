@@ -116,7 +116,14 @@ void Dispatcher::run_slot(int slot) {
       ++running_jobs_;
       running_[job->id] = job->claim();
     }
-    if (!workers) workers.emplace(worker_settings(slot));  // started cold: it could not start ahead
+    if (!workers) {
+      // It could not start ahead: started now, sharing the GPU while it starts.
+      GpuLease::Hold hold = lease_of(slot).share();
+      workers.emplace(worker_settings(slot));
+      workers->wait_until_started(
+          std::chrono::steady_clock::now() +
+          std::chrono::milliseconds(static_cast<long long>(kDefaultLimits.startup_budget_ms)));
+    }
     run_job(slot, *job, *workers);
     {
       std::lock_guard lock(mutex_);
