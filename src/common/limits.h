@@ -54,6 +54,8 @@ struct JudgeLimits {
   // A warm tool worker's run (its start-up long done): the load and one launch at sanitize_size,
   // which the tools slow 10-100x; about 30 ms on an H200 for the course's kernels.
   double warm_tool_budget_ms = 10'000;
+  // Jobs one warm set judges before it is let go whole and started afresh, whatever they were.
+  int max_jobs_per_worker_set = 200;
   // A warm worker's settling after a clean job (drain the GPU, make its session again: tens of
   // milliseconds); one still busy past this is killed rather than reused (a kernel left running).
   double worker_settle_ms = 3'000;

@@ -337,8 +337,12 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
   if (keep_alive) {
     // What stays for the next job: nothing after a job that may have written where it should not
     // (or that ran into a deadline); otherwise each worker that settled clean.
-    if (leaves_doubt_about_memory(report)) {
+    // And none for ever: a set that has judged max_jobs_per_worker_set jobs is started afresh, so
+    // whatever a clean-looking job could still have left behind does not accumulate.
+    if (leaves_doubt_about_memory(report) ||
+        ++prepared->jobs_judged_ >= request.workers.limits.max_jobs_per_worker_set) {
       prepared->discard();
+      prepared->jobs_judged_ = 0;
     } else if (!session.reusable) {
       prepared->check_.reset();
     }

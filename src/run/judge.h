@@ -77,6 +77,7 @@ class PreparedWorkers {
   bool check_said_ready_ = false;
   std::unique_ptr<SanitizerPass> sanitizers_;  // null when not sanitizing
   int started_processes_ = 0;
+  int jobs_judged_ = 0;  // since the set was last let go whole
 };
 
 struct CheckRequest {

@@ -207,6 +207,14 @@ TEST_F(WarmWorkers, ACleanJobLeavesTheWorkerForTheNext) {
   EXPECT_EQ(warm.started_processes(), 1);
 }
 
+TEST_F(WarmWorkers, ASetIsStartedAfreshAfterItsLastJob) {
+  auto workers = settings(compiled() + echo(result_line("completed", false)) + idle(true));
+  workers.limits.max_jobs_per_worker_set = 2;
+  PreparedWorkers warm(workers);
+  for (int job = 0; job < 4; ++job) run_check(warm_request(workers), warm);
+  EXPECT_EQ(starts(), 2) << "a set judged more jobs than it may";
+}
+
 TEST_F(WarmWorkers, AFaultLetsTheWorkerGoEvenIfItSaysItCouldStay) {
   // The worker claims it could stay; the parent does not take a faulted job's word for it.
   const auto workers = settings(compiled() + echo(result_line("runtime_error", false)) + idle(true));
