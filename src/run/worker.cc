@@ -108,7 +108,7 @@ bool calls_device_heap(const std::string& ptx) {
 
 // The PTX of the learner's kernels, as far as this worker has it (a cubin given by the parent has
 // none: nullopt, "cannot tell").
-std::optional<std::vector<std::string>> learner_ptx(const Job& job, const Builds& builds) {
+std::optional<std::vector<std::string>> learner_ptx(const Builds& builds) {
   std::vector<std::string> texts;
   for (const CompileResult* built : {&builds.submission, &builds.second_submission}) {
     if (!built->ok) continue;
@@ -120,12 +120,11 @@ std::optional<std::vector<std::string>> learner_ptx(const Job& job, const Builds
       return std::nullopt;
     }
   }
-  (void)job;
   return texts;
 }
 
-bool uses_device_heap(const Job& job, const Builds& builds) {
-  const auto texts = learner_ptx(job, builds);
+bool uses_device_heap(const Builds& builds) {
+  const auto texts = learner_ptx(builds);
   if (!texts) return false;  // a cubin from `cudojo build`: its own PTX was read when it was built
   return std::any_of(texts->begin(), texts->end(), calls_device_heap);
 }
@@ -133,8 +132,8 @@ bool uses_device_heap(const Job& job, const Builds& builds) {
 // Whether the learner's kernels may touch shared memory: racecheck reports shared-memory hazards
 // only, so without any `.shared` state space in the PTX (no declaration, static or dynamic, and so
 // no shared address to reach) it has nothing to watch. Unknown counts as yes.
-bool may_use_shared_memory(const Job& job, const Builds& builds) {
-  const auto texts = learner_ptx(job, builds);
+bool may_use_shared_memory(const Builds& builds) {
+  const auto texts = learner_ptx(builds);
   if (!texts) return true;
   return std::any_of(texts->begin(), texts->end(),
                      [](const std::string& ptx) { return ptx.find(".shared") != std::string::npos; });
@@ -296,7 +295,7 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
         sent_builds[name] = BuiltKernel{built->lowered_name, built->image, built->format, built->abi};
     }
   }
-  const bool heap = uses_device_heap(job, builds);
+  const bool heap = uses_device_heap(builds);
   if (heap) not_reusable = "its kernel uses the device heap (malloc or free in device code)";
   if (builds.quiet.ok) not_reusable = "its kernel prints";
   send({{"event", "compiled"},
@@ -307,7 +306,7 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
           {"compile_ms", report.compile.compile_ms}}},
         {"builds", sent_builds},
         {"uses_device_heap", heap},
-        {"may_use_shared_memory", may_use_shared_memory(job, builds)}});
+        {"may_use_shared_memory", may_use_shared_memory(builds)}});
 
   if (!submission.ok) {
     report.message = "the submission did not compile";

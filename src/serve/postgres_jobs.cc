@@ -86,12 +86,6 @@ std::int64_t PostgresStore::pending_count() {
   });
 }
 
-std::int64_t PostgresStore::queued_count() {
-  return with_session([](Session& session) {
-    return session.run("SELECT COUNT(*) FROM jobs WHERE state = 'queued'").integer(0, 0);
-  });
-}
-
 std::int64_t PostgresStore::pending_count(std::int64_t learner_id) {
   return with_session([&](Session& session) {
     return session

@@ -86,13 +86,6 @@ std::int64_t SqliteStore::pending_count() {
   return query.integer(0);
 }
 
-std::int64_t SqliteStore::queued_count() {
-  std::lock_guard lock(mutex_);
-  Statement query(db_, "SELECT COUNT(*) FROM jobs WHERE state = 'queued'");
-  query.step();
-  return query.integer(0);
-}
-
 std::int64_t SqliteStore::pending_count(std::int64_t learner_id) {
   std::lock_guard lock(mutex_);
   Statement query(

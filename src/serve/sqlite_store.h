@@ -33,7 +33,6 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
 
   Enqueued submit(const Submission& submission, const QueueLimits& limits) override;
   std::int64_t pending_count() override;
-  std::int64_t queued_count() override;
   std::int64_t pending_count(std::int64_t learner_id) override;
   std::int64_t queue_position(std::int64_t job_id) override;
 

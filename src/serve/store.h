@@ -268,7 +268,6 @@ class Store {
     return submit({learner_id, stage, source, language, "", ""}, limits).id;
   }
   virtual std::int64_t pending_count() = 0;                         // queued + running, everyone's
-  virtual std::int64_t queued_count() = 0;                          // waiting for a judge, everyone's
   virtual std::int64_t pending_count(std::int64_t learner_id) = 0;  // queued + running, one learner's
   // How many queued jobs are ahead of this one (0 when it is next or no longer queued).
   virtual std::int64_t queue_position(std::int64_t job_id) = 0;

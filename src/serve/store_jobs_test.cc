@@ -19,14 +19,15 @@ TEST_P(StoreTest, JobsRunInOrderAndFinishOnce) {
   const auto first = store.enqueue(learner.id, "reduction/3", "a");
   const auto second = store.enqueue(learner.id, "reduction/3", "b");
   EXPECT_EQ(store.pending_count(), 2);
-  EXPECT_EQ(store.queued_count(), 2);
+  EXPECT_EQ(store.job(second)->state, JobState::kQueued);
   EXPECT_EQ(store.queue_position(second), 1);
   auto claimed = store.claim_next(kNode, kLease);
   ASSERT_TRUE(claimed.has_value());
   EXPECT_EQ(claimed->id, first);
   EXPECT_EQ(claimed->state, JobState::kRunning);
   EXPECT_EQ(store.queue_position(second), 0);
-  EXPECT_EQ(store.queued_count(), 1);  // the running job is pending but no longer queued
+  EXPECT_EQ(store.pending_count(), 2);  // the running job is pending but no longer queued
+  EXPECT_EQ(store.job(second)->state, JobState::kQueued);
   EXPECT_EQ(claimed->holder, std::optional<std::string>(kNode));
   EXPECT_EQ(claimed->attempts, 1);
   EXPECT_TRUE(store.set_phase(claimed->claim(), "tests"));

@@ -178,7 +178,7 @@ TEST_P(StoreTest, CancelLeavesEverythingAsItWasAndDropsARunningRerun) {
   EXPECT_EQ(cancelled->state, RejudgingState::kCancelled);
   EXPECT_FALSE(store.finish(running->claim(), "accepted", "{}")) << "a cancelled rerun's result was recorded";
   EXPECT_EQ(what_learners_see(store, ada.id, everyone), before);
-  EXPECT_EQ(store.queued_count(), 0);
+  EXPECT_EQ(store.pending_count(), 0) << "a cancelled rerun is still waiting or running";
   // The jobs are free for the next rejudging.
   EXPECT_EQ(store.rejudgings()
                 .create_rejudging(stage_filter(), "{}", "", 100, rejudge_note("rejudging.create"))

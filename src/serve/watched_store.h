@@ -38,7 +38,6 @@ class WatchedStore final : public Store {
   }
   Enqueued submit(const Submission& submission, const QueueLimits& limits = {}) override;
   std::int64_t pending_count() override { return store_.pending_count(); }
-  std::int64_t queued_count() override { return store_.queued_count(); }
   std::int64_t pending_count(std::int64_t learner_id) override { return store_.pending_count(learner_id); }
   std::int64_t queue_position(std::int64_t job_id) override { return store_.queue_position(job_id); }
   std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) override;
