@@ -4,6 +4,7 @@
 # table of the figures with its targets.
 #   CUDOJO_BUILD=.device-build CUDOJO_BUILD_BEFORE=.device-build-before scripts/judge-scale.sh [TRANSCRIPT]
 #   JUDGE_SCALE_PARTS=idle,burst,cold   which parts (scripts/judge_scale.py explains each)
+#   JUDGE_SCALE_KEEP=DIR                 keep each build's JSON there
 # Exit 0 only if the new build's burst gave the same verdicts as it judged one job at a time
 # (when both were run) and every reference was accepted cold.
 set -uo pipefail
@@ -95,6 +96,8 @@ for pair in new.get("pairs", []):
     failed |= not ok
 sys.exit(1 if failed else 0)
 EOF
+# JUDGE_SCALE_KEEP=DIR keeps each build's JSON (every job's report timings) there.
+[ -n "${JUDGE_SCALE_KEEP:-}" ] && mkdir -p "$JUDGE_SCALE_KEEP" && cp "$out"/*.json "$JUDGE_SCALE_KEEP"/
 rm -rf "$out"
 echo "exit $status"
 exit $status

@@ -91,7 +91,7 @@ class CounterDriver : public ContractDriver {
   void launch_once_for_tools(ContractContext& context, std::int64_t, const LoadedKernel& kernel,
                              const LaunchMarks& marks) override {
     allocate(context);
-    CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
+    context.gpu.fill_async(counter_.get(), 0, sizeof(int));
     context.gpu.sync_judge();
     if (marks.before) marks.before();
     launch_kernel(context, kernel, &kernel == &context.submission);
@@ -143,9 +143,7 @@ class CounterDriver : public ContractDriver {
   TimedKernel timed(ContractContext& context, const LoadedKernel& kernel, bool learner) {
     const auto& launch = context.stage.launch;
     return TimedKernel{
-        [this, &context] {
-          CUDOJO_CUDA(cudaMemsetAsync(counter_.get(), 0, sizeof(int), context.gpu.stream()));
-        },
+        [this, &context] { context.gpu.fill_async(counter_.get(), 0, sizeof(int)); },
         [this, &context, &kernel, launch] {
           const KernelArgument args[] = {KernelArgument::array(counter_.get(), 1, sizeof(int))};
           kernel.launch(dim3(*launch.fixed_blocks), dim3(launch.threads_per_block),

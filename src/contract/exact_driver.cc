@@ -200,8 +200,8 @@ class ExactDriver : public ContractDriver {
       tool_expected_ = Contract::expect(host);
       tool_n_ = n;
     }
-    CUDOJO_CUDA(cudaMemcpyAsync(tool_input_.get(), tool_pristine_.get(), tool_input_.bytes(),
-                                cudaMemcpyDeviceToDevice, context.gpu.stream()));
+    context.gpu.copy_async(tool_input_.get(), tool_pristine_.get(), tool_input_.bytes(),
+                           cudaMemcpyDeviceToDevice);
     initial_.assign(Contract::kOutputs, Contract::initial());
     context.gpu.upload(tool_output_.get(), initial_.data(), tool_output_.bytes());
     context.gpu.sync_judge();
@@ -249,8 +249,7 @@ class ExactDriver : public ContractDriver {
   }
 
   void reset_output(ContractContext& context) {
-    CUDOJO_CUDA(cudaMemcpyAsync(output_.get(), initial_.data(), output_.bytes(), cudaMemcpyHostToDevice,
-                                context.gpu.stream()));
+    context.gpu.copy_async(output_.get(), initial_.data(), output_.bytes(), cudaMemcpyHostToDevice);
   }
 
   std::vector<Output> download_output(ContractContext& context) {

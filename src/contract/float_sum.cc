@@ -34,6 +34,7 @@
 #include "check/findings.h"
 #include "contract/cub_baseline.h"
 #include "contract/driver.h"
+#include "contract/float_sum_judge.h"
 #include "contract/float_sum_timed_input.h"
 #include "measure/timing.h"
 
@@ -135,11 +136,10 @@ class FloatSumDriver : public ContractDriver {
     }
     const DeviceBuffer<float>& x = tool_x_;
     const DeviceBuffer<float>& out = tool_out_;
-    CUDOJO_CUDA(cudaMemcpyAsync(x.get(), tool_pristine_.get(), x.bytes(), cudaMemcpyDeviceToDevice,
-                                context.gpu.stream()));
-    CUDOJO_CUDA(cudaMemsetAsync(out.get(), 0, out.bytes(), context.gpu.stream()));
+    context.gpu.copy_async(x.get(), tool_pristine_.get(), x.bytes(), cudaMemcpyDeviceToDevice);
+    context.gpu.fill_async(out.get(), 0, out.bytes());
     if (two_kernels_) {
-      CUDOJO_CUDA(cudaMemsetAsync(tool_partial_.get(), 0, tool_partial_.bytes(), context.gpu.stream()));
+      context.gpu.fill_async(tool_partial_.get(), 0, tool_partial_.bytes());
     }
     context.gpu.sync_judge();
     if (marks.before) marks.before();
@@ -242,17 +242,16 @@ class FloatSumDriver : public ContractDriver {
   // a two-kernel sum's buffers: each must be written, not added to).
   void reset_output(ContractContext& context, std::int64_t n) {
     if (two_kernels_) {
-      CUDOJO_CUDA(cudaMemcpyAsync(partial_slots_.get(), unwritten_pattern_.data(),
-                                  static_cast<std::size_t>(grid_blocks(context, n)) * sizeof(float),
-                                  cudaMemcpyHostToDevice, context.gpu.stream()));
-      CUDOJO_CUDA(cudaMemcpyAsync(out_.get(), unwritten_pattern_.data(), sizeof(float),
-                                  cudaMemcpyHostToDevice, context.gpu.stream()));
+      context.gpu.copy_async(partial_slots_.get(), unwritten_pattern_.data(),
+                             static_cast<std::size_t>(grid_blocks(context, n)) * sizeof(float),
+                             cudaMemcpyHostToDevice);
+      context.gpu.copy_async(out_.get(), unwritten_pattern_.data(), sizeof(float), cudaMemcpyHostToDevice);
     } else if (partial_) {
-      CUDOJO_CUDA(cudaMemcpyAsync(out_.get(), unwritten_pattern_.data(),
-                                  static_cast<std::size_t>(grid_blocks(context, n)) * sizeof(float),
-                                  cudaMemcpyHostToDevice, context.gpu.stream()));
+      context.gpu.copy_async(out_.get(), unwritten_pattern_.data(),
+                             static_cast<std::size_t>(grid_blocks(context, n)) * sizeof(float),
+                             cudaMemcpyHostToDevice);
     } else {
-      CUDOJO_CUDA(cudaMemsetAsync(out_.get(), 0, sizeof(float), context.gpu.stream()));
+      context.gpu.fill_async(out_.get(), 0, sizeof(float));
     }
   }
 
@@ -313,54 +312,9 @@ class FloatSumDriver : public ContractDriver {
 
   void judge(ContractContext& context, DataKind kind, std::int64_t n, const std::vector<float>& result,
              ContractOutcome& outcome) {
-    std::span<const float> values(host_x_.data(), static_cast<std::size_t>(n));
-    const ReferenceSum total = reference_sum(values);
-    if (!partial_) {
-      outcome.tests.push_back(judge_total(to_string(kind), n, is_exact(kind), result[0], total));
-      TestResult& test = outcome.tests.back();
-      if (!test.ok && is_exact(kind) && std::isfinite(result[0]) && std::fabs(result[0]) < kLoudThreshold) {
-        // Not a planted value (the poisoning runs name those): the kernel's own additions are off.
-        outcome.findings.add(
-            finding_code::kWrongValue,
-            fmt::format(
-                "on exact data (every order of additions gives one answer) the sum came out as {:.9g}, "
-                "expected {:.9g}: {}",
-                result[0], total.sum,
-                result[0] < total.sum ? "some elements were never added (a tail, or a grid that does "
-                                        "not cover all of N?)"
-                                      : "some elements were added more than once"),
-            n);
-      }
-      if (!test.ok && !is_exact(kind) && result[0] != result[0]) {
-        outcome.findings.add(finding_code::kWrongValue,
-                             two_kernels_
-                                 ? "the sum came out as NaN: *out (or a partial slot) starts as NaN and "
-                                   "must be written, not added to"
-                                 : "the sum came out as NaN",
-                             n);
-      }
-      if (const auto bound = context.stage.max_relative_error; bound && !is_exact(kind)) {
-        const PrecisionCheck precision = check_relative_error(result[0], total.sum, *bound);
-        test.detail +=
-            fmt::format("; relative error {:.3g} (bound {:.3g})", precision.relative_error, *bound);
-        if (!precision.ok) {
-          test.ok = false;
-          outcome.findings.add(
-              finding_code::kImprecise,
-              fmt::format("relative error {:.3g} against the double-precision sum, above the "
-                          "stage's bound {:.3g}: every float add rounds to the total's precision, "
-                          "so many small adds into one large total drift; add fewer, larger "
-                          "partial sums (a tree per block) or compensate",
-                          precision.relative_error, *bound),
-              n);
-        }
-      }
-      return;
-    }
-    auto per_block = block_reference_sums(values, context.stage.launch.threads_per_block);
-    PartialAnalysis analysis = analyse_partials(result, per_block, is_exact(kind), total);
-    outcome.tests.push_back(judge_partials(to_string(kind), n, analysis, total));
-    add_partial_findings(n, analysis, outcome.findings);
+    float_sum_internal::judge_result(context.stage, kind,
+                                     std::span<const float>(host_x_.data(), static_cast<std::size_t>(n)),
+                                     result, partial_, two_kernels_, outcome);
   }
 
   void run_case(ContractContext& context, DataKind kind, std::int64_t n, ContractOutcome& outcome) {

@@ -84,6 +84,11 @@ std::vector<char> compile_judge_kernel(const std::string& source, const std::str
 LoadedKernel::LoadedKernel(const std::vector<char>& image, const std::string& symbol,
                            int dynamic_shared_bytes, ParameterAbi abi)
     : abi_(abi) {
+  // Loading copies the code to the GPU (and a sanitizer instruments it there).
+  struct Brief {
+    Brief() { gpu_turns::brief_begin(); }
+    ~Brief() { gpu_turns::brief_end(); }
+  } brief;
   CUDOJO_CUDA(cudaLibraryLoadData(&library_, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   CUDOJO_CUDA(cudaLibraryGetKernel(&kernel_, library_, symbol.c_str()));
   const void* function = reinterpret_cast<const void*>(kernel_);
@@ -96,12 +101,16 @@ LoadedKernel::LoadedKernel(const std::vector<char>& image, const std::string& sy
 }
 
 LoadedKernel::~LoadedKernel() {
-  if (library_) cudaLibraryUnload(library_);
+  if (!library_) return;
+  gpu_turns::brief_begin();
+  cudaLibraryUnload(library_);
+  gpu_turns::brief_end();
 }
 
 void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args,
                           cudaStream_t stream) const {
   if (quiet_ && launches_++ > 0) return quiet_->launch(grid, block, shared_bytes, args, stream);
+  gpu_turns::enqueue();
   CUDOJO_CUDA(
       cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
 }
@@ -142,13 +151,18 @@ void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes,
 std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size_t count) const {
   void* address = nullptr;
   std::size_t bytes = 0;
+  // Looking the variable up may load the module onto the GPU (lazy loading): held from there.
+  gpu_turns::brief_begin();
   if (cudaLibraryGetGlobal(&address, &bytes, library_, name) != cudaSuccess) {
+    gpu_turns::brief_end();
     cudaGetLastError();  // a missing symbol is an answer, not a sticky error
     return {};
   }
   std::vector<std::uint32_t> values(std::min(count, bytes / sizeof(std::uint32_t)));
-  CUDOJO_CUDA(
-      cudaMemcpy(values.data(), address, values.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost));
+  const cudaError_t copied =
+      cudaMemcpy(values.data(), address, values.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
+  gpu_turns::brief_end();
+  CUDOJO_CUDA(copied);
   return values;
 }
 
@@ -205,7 +219,7 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool wit
   l2_flush_ = DeviceBuffer<unsigned char>(
       std::max<std::size_t>(2 * static_cast<std::size_t>(prop.l2CacheSize), 1 << 20));
   l2_flush_sink_ = DeviceBuffer<float>(1);
-  CUDOJO_CUDA(cudaMemsetAsync(l2_flush_.get(), 0, l2_flush_.bytes(), stream_));
+  fill_async(l2_flush_.get(), 0, l2_flush_.bytes());
   sync_judge();
 }
 
@@ -229,8 +243,10 @@ const LoadedKernel& judge_kernel(const std::unique_ptr<LoadedKernel>& kernel) {
 }  // namespace
 
 void GpuSession::poison_shared(float pattern) {
-  if (turns_.begin && !planting_) {
-    turns_.begin();
+  if (!planting_) {
+    // A planting's turn begins with this process's earlier work finished (gpu/gpu_turns.h).
+    sync_judge();
+    gpu_turns::pin_planting();
     planting_ = true;
   }
   int words = poison_shared_bytes_ / static_cast<int>(sizeof(float));
@@ -247,11 +263,19 @@ void GpuSession::start_noise(std::uint32_t seed) {
   void* args[] = {nullptr, &seed, &rounds};
   unsigned* scratch = noise_scratch_.get();
   args[0] = &scratch;
+  gpu_turns::pin_noise();
+  noise_running_ = true;
   judge_kernel(noise_kernel_).launch(dim3(info_.sm_count), dim3(256), 0, args, noise_stream_);
 }
 
 void GpuSession::wait_noise() {
-  if (noise_stream_) CUDOJO_CUDA(cudaStreamSynchronize(noise_stream_));
+  if (!noise_stream_) return;
+  const cudaError_t waited = cudaStreamSynchronize(noise_stream_);
+  if (noise_running_) {
+    noise_running_ = false;
+    gpu_turns::unpin_noise();
+  }
+  CUDOJO_CUDA(waited);
 }
 
 void GpuSession::flush_l2() {
@@ -267,7 +291,7 @@ void GpuSession::flush_l2() {
 double GpuSession::measure_peak_read_gbps() {
   DeviceBuffer<float> data(kProbeBytes / sizeof(float));
   DeviceBuffer<float> sink(1);
-  CUDOJO_CUDA(cudaMemsetAsync(data.get(), 0, data.bytes(), stream_));
+  fill_async(data.get(), 0, data.bytes());
   const float4* pointer = reinterpret_cast<const float4*>(data.get());
   long long count = static_cast<long long>(kProbeBytes / sizeof(float4));
   float* sink_pointer = sink.get();
@@ -289,6 +313,7 @@ double GpuSession::time_once(const std::function<void()>& prepare, const std::fu
   launch();
   CUDOJO_CUDA(cudaEventRecord(stop_, stream_));
   CUDOJO_CUDA(cudaEventSynchronize(stop_));
+  gpu_turns::drained();
   float ms = 0;
   CUDOJO_CUDA(cudaEventElapsedTime(&ms, start_, stop_));
   return ms;
@@ -300,23 +325,37 @@ void GpuSession::sync_learner(const std::string& what) {
   if (planting_) {
     // The planted launch has finished (or faulted): the GPU may be shared again.
     planting_ = false;
-    turns_.end();
+    gpu_turns::unpin_planting();
   }
+  if (error == cudaSuccess) gpu_turns::drained();
   if (error != cudaSuccess) {
     throw LearnerFault(cudaGetErrorName(error),
                        fmt::format("{}: {} ({})", what, cudaGetErrorName(error), cudaGetErrorString(error)));
   }
 }
 
-void GpuSession::sync_judge() { CUDOJO_CUDA(cudaStreamSynchronize(stream_)); }
+void GpuSession::sync_judge() {
+  CUDOJO_CUDA(cudaStreamSynchronize(stream_));
+  gpu_turns::drained();
+}
+
+void GpuSession::copy_async(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+  gpu_turns::enqueue();
+  CUDOJO_CUDA(cudaMemcpyAsync(to, from, bytes, kind, stream_));
+}
+
+void GpuSession::fill_async(void* device, int byte, std::size_t bytes) {
+  gpu_turns::enqueue();
+  CUDOJO_CUDA(cudaMemsetAsync(device, byte, bytes, stream_));
+}
 
 void GpuSession::upload(void* device, const void* host, std::size_t bytes) {
-  CUDOJO_CUDA(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_));
+  copy_async(device, host, bytes, cudaMemcpyHostToDevice);
   sync_judge();
 }
 
 void GpuSession::download(void* host, const void* device, std::size_t bytes) {
-  CUDOJO_CUDA(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_));
+  copy_async(host, device, bytes, cudaMemcpyDeviceToHost);
   sync_judge();
 }
 

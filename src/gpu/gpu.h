@@ -16,6 +16,7 @@
 #include "common/cuda_check.h"
 #include "compile/kernel_image.h"
 #include "gpu/gpu_info.h"
+#include "gpu/gpu_turns.h"
 
 namespace cudojo {
 
@@ -35,10 +36,17 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    CUDOJO_CUDA(cudaMalloc(&data_, count * sizeof(T)));
+    // The driver may clear the memory it hands out on the GPU: the process holds its turn meanwhile.
+    gpu_turns::brief_begin();
+    const cudaError_t allocated = cudaMalloc(&data_, count * sizeof(T));
+    gpu_turns::brief_end();
+    CUDOJO_CUDA(allocated);
   }
   ~DeviceBuffer() {
-    if (data_) cudaFree(data_);
+    if (!data_) return;
+    gpu_turns::brief_begin();
+    cudaFree(data_);
+    gpu_turns::brief_end();
   }
   DeviceBuffer(DeviceBuffer&& other) noexcept : data_(other.data_), count_(other.count_) {
     other.data_ = nullptr;
@@ -114,14 +122,6 @@ struct LaidOutArguments {
 };
 LaidOutArguments lay_out_arguments(ParameterAbi abi, std::span<const KernelArgument> args);
 
-// What a session does around each shared-memory planting when other processes may share the GPU:
-// begin() before the planting kernel (waits until this process has the GPU alone), end() once the
-// learner's launch after it has finished. Empty: nothing (the GPU is this process's alone).
-struct PlantingTurns {
-  std::function<void()> begin;
-  std::function<void()> end;
-};
-
 class GpuSession {
  public:
   // A session for one sanitized launch needs none of the judge's own kernels (poisoning, flushing,
@@ -135,10 +135,10 @@ class GpuSession {
   const GpuInfo& info() const { return info_; }
   cudaStream_t stream() const { return stream_; }
 
-  // Fills every SM's shared memory with `pattern` so the next kernel finds it there. With planting
-  // turns set, from here to the next sync_learner() no other process uses the GPU.
+  // Fills every SM's shared memory with `pattern` so the next kernel finds it there. When other
+  // processes share the GPU (gpu/gpu_turns.h), from here to the next sync_learner() this process
+  // has it alone.
   void poison_shared(float pattern);
-  void set_planting_turns(PlantingTurns turns) { turns_ = std::move(turns); }
   // Starts a judge kernel on a second stream that keeps every SM and the L2 busy with atomics for
   // a while (its length drawn from `seed`), so a launch made now runs beside other work, as on a
   // shared GPU: an order of atomics that only repeats on an idle GPU changes. wait_noise() ends it.
@@ -151,6 +151,10 @@ class GpuSession {
   double measure_peak_read_gbps();
   // Events around one launch; `prepare` (reset, flush) runs before the start event.
   double time_once(const std::function<void()>& prepare, const std::function<void()>& launch);
+
+  // Copies and fills on the judge's stream, left queued (the next synchronization finishes them).
+  void copy_async(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind);
+  void fill_async(void* device, int byte, std::size_t bytes);
 
   // Copies ordered on the judge's stream, finished when they return. A plain cudaMemcpy runs on the
   // legacy stream, which the judge's non-blocking stream does not wait for: from pageable memory it
@@ -175,8 +179,8 @@ class GpuSession {
   cudaStream_t noise_stream_ = nullptr;
   DeviceBuffer<unsigned> noise_scratch_;
   int poison_shared_bytes_ = 0;
-  PlantingTurns turns_;
   bool planting_ = false;  // a planting's turn is held until the learner's launch has finished
+  bool noise_running_ = false;
   DeviceBuffer<unsigned char> l2_flush_;
   DeviceBuffer<float> l2_flush_sink_;
 };

@@ -116,7 +116,10 @@ std::string render_text(const Report& report, bool colour) {
             tool.seconds);
       }
       for (const auto& tool : report.sanitizer.skipped) {
-        out << fmt::format("{} {}   ", tool, p.dim("not needed (no shared memory)"));
+        out << fmt::format(
+            "{} {}   ", tool,
+            p.dim(tool == "synccheck" ? "not needed (no barrier or warp-synchronous instruction)"
+                                      : "not needed (no shared memory)"));
       }
       out << "\n";
     }

@@ -255,10 +255,9 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
   }
   const bool keep_alive = request.workers.keep_alive;
   job.keep_alive = keep_alive;
-  job.planting_turns = request.lease != nullptr;
+  job.gpu_turns = request.lease != nullptr;
   Job tool_job = job;
   tool_job.mode = WorkerMode::kSanitize;
-  tool_job.planting_turns = false;
   SanitizerPass* sanitizers = prepared->sanitizers();
 
   SessionHooks hooks;
@@ -266,9 +265,11 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
   bool tools_found_a_fault = false;
   std::optional<SanitizerOutcome> sanitized;
   // With other jobs on the GPU (a lease), the tools get their job once the check worker's tests
-  // are done: each planting in the tests has the GPU alone and would otherwise wait for this job's
-  // own tools; and a kernel that hangs in the tests ends at its phase deadline without ever holding
-  // the GPU under a tool. Alone on the GPU (`cudojo check`), they start at the compile.
+  // are done. Each worker holds the GPU only while its own work is there (gpu/gpu_turns.h), but a
+  // tool's load of the kernel is one long CUDA call (the sanitizer instruments the code inside it),
+  // and each planting in the tests would wait for it; and a kernel that hangs in the tests ends at
+  // its phase deadline without ever holding the GPU under a tool. Alone on the GPU (`cudojo
+  // check`), they start at the compile.
   std::optional<std::set<std::string>> tools_waiting;  // the job is ready for them; skipped tools
   auto start_sanitizers = [&] {
     if (!sanitizers || !tools_waiting) return;
@@ -294,6 +295,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     if (compiled.value("uses_device_heap", false)) tool_job.keep_alive = false;
     tools_waiting.emplace();
     if (!compiled.value("may_use_shared_memory", true)) tools_waiting->insert("racecheck");
+    if (!compiled.value("may_synchronize", true)) tools_waiting->insert("synccheck");
     if (!request.lease) start_sanitizers();
   };
   hooks.on_await_gpu = [&] {
@@ -319,7 +321,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
         if (request.on_progress) request.on_progress("profiler (ncu)");
         Job launch_job = tool_job;
         launch_job.mode = WorkerMode::kLaunchForNcu;
-        input.ncu = measure_with_ncu(tool_settings(request.workers), launch_job, *why);
+        input.ncu = measure_with_ncu(tool_settings(request.workers), launch_job, *why, request.lease);
       }
     }
   } else if (faulted(session)) {

@@ -186,6 +186,14 @@ class WarmWorkers : public FakeWorkerProgram {
     return request;
   }
 
+  // One job on a slot of its own sharing `lease` with whatever else holds it.
+  Report judged_sharing(const WorkerSettings& workers, GpuLease& lease) {
+    PreparedWorkers warm(workers);
+    CheckRequest checked = warm_request(workers);
+    checked.lease = &lease;
+    return run_check(checked, warm);
+  }
+
   static std::string echo(const std::string& line) { return "echo '" + line + "' >&3\n"; }
   static std::string compiled() {
     return echo(R"({"event":"compiled","compile":{"ok":true,"arch":"sm_90"},"builds":{}})");
@@ -245,11 +253,12 @@ TEST_F(WarmWorkers, AWorkerStillBusyAfterItsResultIsKilledAtTheSettleDeadline) {
 }
 
 TEST_F(WarmWorkers, APlantingIsAnsweredOnlyOnceNoOtherJobSharesTheGpu) {
-  // The worker asks for the GPU alone, notes when the answer came, shares it again and ends.
+  // The worker asks for the GPU alone, notes when the answer came, gives it back and ends.
   const std::string answered = (dir_ / "answered").string();
-  const auto workers = settings(
-      compiled() + echo(R"({"event":"alone","for":"planting"})") + "read grant\ndate +%s%N > " + answered +
-      "\n" + echo(R"({"event":"shared"})") + echo(result_line("completed", false)) + idle(true));
+  const auto workers =
+      settings(compiled() + echo(R"({"event":"gpu_turn","want":"alone"})") + "read grant\ndate +%s%N > " +
+               answered + "\n" + echo(R"({"event":"gpu_turn","want":"none"})") +
+               echo(result_line("completed", false)) + idle(true));
   GpuLease lease;
   auto other_job = lease.share();
   std::int64_t released_ns = 0;
@@ -260,10 +269,7 @@ TEST_F(WarmWorkers, APlantingIsAnsweredOnlyOnceNoOtherJobSharesTheGpu) {
                       .count();
     other_job.release();
   });
-  PreparedWorkers warm(workers);
-  CheckRequest checked = warm_request(workers);
-  checked.lease = &lease;
-  const Report report = run_check(checked, warm);
+  const Report report = judged_sharing(workers, lease);
   other.join();
   EXPECT_EQ(report.verdict, Verdict::kWrongAnswer) << report.message;
   std::ifstream in(answered);
@@ -271,6 +277,78 @@ TEST_F(WarmWorkers, APlantingIsAnsweredOnlyOnceNoOtherJobSharesTheGpu) {
   in >> answered_ns;
   EXPECT_GE(answered_ns, released_ns) << "the planting went ahead while another job shared the GPU";
   EXPECT_GE(report.timings_ms.at("waited_for_gpu"), 300);
+  EXPECT_EQ(lease.state().sharers, 0);
+  EXPECT_FALSE(lease.state().alone);
+}
+
+// Nanoseconds since the epoch, as `date +%s%N` writes them.
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::int64_t read_ns(const std::filesystem::path& path) {
+  std::int64_t ns = 0;
+  std::ifstream(path) >> ns;
+  return ns;
+}
+
+TEST_F(WarmWorkers, AWorkersHostWorkBetweenItsTurnsHoldsNothing) {
+  // Work on the GPU (a turn held 0.2 s), then half a second of checking on the host, then the
+  // result: another slot must get the GPU alone during the checking, before the result.
+  const auto result_at = dir_ / "result_at";
+  const auto workers =
+      settings(compiled() + echo(R"({"event":"gpu_turn","want":"shared"})") + "read grant\nsleep 0.2\n" +
+               echo(R"({"event":"gpu_turn","want":"none"})") + "sleep 0.5\ndate +%s%N > " +
+               result_at.string() + "\n" + echo(result_line("completed", false)) + idle(true));
+  GpuLease lease;
+  bool saw_the_worker_share = false;
+  std::int64_t alone_at = 0;
+  std::thread other([&] {
+    const auto give_up = Clock::now() + 5s;
+    while (lease.state().sharers == 0 && Clock::now() < give_up) std::this_thread::sleep_for(1ms);
+    saw_the_worker_share = lease.state().sharers > 0;
+    auto timing = lease.alone();
+    alone_at = now_ns();
+  });
+  EXPECT_EQ(judged_sharing(workers, lease).verdict, Verdict::kWrongAnswer);
+  other.join();
+  ASSERT_TRUE(saw_the_worker_share) << "the worker's shared turn was never held";
+  EXPECT_LT(alone_at, read_ns(result_at)) << "another slot waited for this worker's host work";
+}
+
+TEST_F(WarmWorkers, WorkOnTheGpuWaitsForAnotherSlotsTimingAndTheWaitIsNotTheKernels) {
+  // The worker notes when its turn was granted; another slot times for 0.4 s, longer than the
+  // worker's whole budget before its first phase.
+  const auto granted_at = dir_ / "granted_at";
+  auto workers =
+      settings(compiled() + echo(R"({"event":"gpu_turn","want":"shared"})") + "read grant\ndate +%s%N > " +
+               granted_at.string() + "\n" + echo(R"({"event":"gpu_turn","want":"none"})") +
+               echo(result_line("completed", false)) + idle(true));
+  workers.limits.startup_budget_ms = 250;
+  GpuLease lease;
+  auto timing = lease.alone();
+  std::int64_t released_at = 0;
+  std::thread other([&] {
+    std::this_thread::sleep_for(400ms);
+    released_at = now_ns();
+    timing.release();
+  });
+  const Report report = judged_sharing(workers, lease);
+  other.join();
+  EXPECT_EQ(report.verdict, Verdict::kWrongAnswer) << report.message;
+  EXPECT_GE(read_ns(granted_at), released_at) << "the turn was granted while another slot timed";
+  EXPECT_EQ(lease.state().sharers, 0);
+}
+
+TEST_F(WarmWorkers, ATurnRequestThatIsNotTextLetsTheLeaseGoAndEndsNothing) {
+  const auto workers =
+      settings(compiled() + echo(R"({"event":"gpu_turn","want":"shared"})") + "read grant\n" +
+               echo(R"({"event":"gpu_turn","want":5})") + echo(R"({"event":"gpu_turn"})") +
+               echo(result_line("completed", false)) + idle(true));
+  GpuLease lease;
+  EXPECT_EQ(judged_sharing(workers, lease).verdict, Verdict::kWrongAnswer);
   EXPECT_EQ(lease.state().sharers, 0);
   EXPECT_FALSE(lease.state().alone);
 }

@@ -93,7 +93,7 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"profiler_max_passes", job.profiler_max_passes},
        {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
        {"keep_alive", job.keep_alive},
-       {"planting_turns", job.planting_turns},
+       {"gpu_turns", job.gpu_turns},
        {"submission_build", optional_build(job.submission_build)},
        {"reference_build", optional_build(job.reference_build)},
        {"counted_build", optional_build(job.counted_build)},
@@ -118,7 +118,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.profiler_max_passes = j.value("profiler_max_passes", job.profiler_max_passes);
   job.profiler_setup_wait_ms = j.value("profiler_setup_wait_ms", job.profiler_setup_wait_ms);
   job.keep_alive = j.value("keep_alive", false);
-  job.planting_turns = j.value("planting_turns", false);
+  job.gpu_turns = j.value("gpu_turns", false);
   if (j.contains("submission_build") && !j.at("submission_build").is_null()) {
     job.submission_build = j.at("submission_build").get<BuiltKernel>();
   }

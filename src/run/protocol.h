@@ -2,7 +2,8 @@
 //
 // parent -> worker stdin, one JSON object per line:
 //   a Job                                                        first; a pre-started worker waits for it
-//   {"event":"gpu","measure":true|false}                         the answer to await_gpu, and to alone
+//   {"event":"gpu","measure":true|false}                         the answer to await_gpu, and to a
+//                                                                gpu_turn asking for shared or alone
 //   the next Job                                                 after "idle" with reusable true
 // worker -> parent fd 3, one JSON object per line:
 //   {"event":"ready"}                                            CUDA's start-up is done (any time; a
@@ -16,11 +17,13 @@
 //                                                                worker waits until the parent has
 //                                                                the GPU to itself (the tool workers
 //                                                                share it until then)
-//   {"event":"alone","for":"planting"}                           (with planting_turns) before each
-//                                                                shared-memory planting: the worker waits
-//                                                                for the parent's answer, given once no
-//                                                                other process uses the GPU
-//   {"event":"shared"}                                           the planted launch has finished; no answer
+//   {"event":"gpu_turn","want":"shared"|"alone"|"none"}          (with gpu_turns, any time in a job)
+//                                                                shared: before work on the GPU; alone:
+//                                                                before a shared-memory planting; the
+//                                                                worker waits for the answer, given once
+//                                                                the parent holds the GPU's lease so.
+//                                                                none: nothing of the worker's is on the
+//                                                                GPU now; no answer (gpu/gpu_turns.h)
 //   {"event":"result","outcome":"completed"|..., "report":{...}}  last of the job
 //   {"event":"idle","reusable":true|false,"why":"..."}           (with keep_alive) after the result: the
 //                                                                worker has settled the GPU and waits for
@@ -98,9 +101,9 @@ struct Job {
   // After the result, settle the GPU and wait for another job instead of ending (a server's warm
   // workers); the worker ends anyway after a job that was not clean (run/worker.cc says which).
   bool keep_alive = false;
-  // Other jobs share the GPU (a server's slots): ask for it alone around each shared-memory
-  // planting.
-  bool planting_turns = false;
+  // Other jobs share the GPU (a server's slots): ask for a turn on it before any work there, alone
+  // around each shared-memory planting, and give it back whenever the work has drained.
+  bool gpu_turns = false;
 };
 
 // Binary images in JSON (cubins, between processes).
@@ -122,10 +125,9 @@ inline constexpr const char* kRuntimeError = "runtime_error";
 inline constexpr const char* kInternalError = "internal_error";
 }  // namespace outcome
 
-// The parent's answer to await_gpu and to alone.
+// The parent's answer to await_gpu and to a gpu_turn that waits.
 inline constexpr const char* kGpuGrantEvent = "gpu";
-inline constexpr const char* kAloneEvent = "alone";
-inline constexpr const char* kSharedEvent = "shared";
+inline constexpr const char* kGpuTurnEvent = "gpu_turn";
 inline constexpr const char* kIdleEvent = "idle";
 
 // Entry point of `cudojo worker [MODE]`: starts CUDA at once, then reads a Job on stdin and writes

@@ -21,6 +21,48 @@ double ms_since(Clock::time_point start) {
 
 }  // namespace
 
+double WorkerGpuHold::answer(const nlohmann::json& message, WorkerProcess& worker,
+                             Clock::time_point reply_by) {
+  ++requests_;
+  const auto asked_for = message.find("want");
+  const std::string want =
+      asked_for != message.end() && asked_for->is_string() ? asked_for->get<std::string>() : "";
+  if (want != "shared" && want != "alone") {
+    hold_.release();  // "none", or anything else: the worker says nothing of its is on the GPU
+    return 0;
+  }
+  double waited = 0;
+  if (lease_ && !(want == "shared" ? hold_.held() : hold_.alone())) {
+    hold_.release();  // never wait for the lease while holding it (gpu_lease.h)
+    const auto asked = Clock::now();
+    hold_ = want == "alone" ? lease_->alone() : lease_->share();
+    waited = ms_since(asked);
+  }
+  worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}}.dump(),
+                   reply_by + std::chrono::microseconds(static_cast<long long>(waited * 1000)));
+  return waited;
+}
+
+double WorkerGpuHold::take_alone() {
+  hold_.release();
+  if (!lease_) return 0;
+  const auto asked = Clock::now();
+  hold_ = lease_->alone();
+  return ms_since(asked);
+}
+
+double WorkerGpuHold::at_least_shared() {
+  if (!lease_) return 0;
+  if (hold_.alone()) {
+    hold_.share_again();
+    return 0;
+  }
+  if (hold_.held()) return 0;
+  const auto asked = Clock::now();
+  hold_ = lease_->share();
+  return ms_since(asked);
+}
+
 std::string await_idle(WorkerProcess& worker, std::chrono::steady_clock::time_point deadline,
                        bool& reusable) {
   reusable = false;
@@ -60,19 +102,16 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
     if (hooks.on_progress) hooks.on_progress(phase);
   };
   session.budget_ms = limits.startup_budget_ms;
-  GpuLease::Hold hold;
-  auto wait_for_lease = [&](bool alone) {
-    hold.release();  // never wait for the lease while holding it (gpu_lease.h)
-    if (!hooks.lease) return 0.0;
-    const auto asked = Clock::now();
-    hold = alone ? hooks.lease->alone() : hooks.lease->share();
-    const double waited = ms_since(asked);
-    session.timings_ms["waited_for_gpu"] += waited;
-    return waited;
-  };
-  wait_for_lease(false);
-  worker.reset_output();
+  // Nothing is held until the worker asks: it compiles first, and holds the GPU only while its work
+  // is there.
+  WorkerGpuHold gpu(hooks.lease);
   auto deadline = after_ms(session.budget_ms);
+  auto count_wait = [&](double waited) {
+    session.timings_ms["waited_for_gpu"] += waited;
+    // The wait for another job's turn is not this kernel's.
+    deadline += std::chrono::microseconds(static_cast<long long>(waited * 1000));
+  };
+  worker.reset_output();
   worker.send_line(job_line, deadline);
 
   for (bool reading = true; reading;) {
@@ -113,11 +152,11 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           deadline = after_ms(session.budget_ms);
         } else if (event == "await_gpu") {
           progress("waiting for the tools");
-          hold.release();  // the tools finish meanwhile, and may need to share the GPU to do so
+          gpu.release();  // the tools finish meanwhile, and may need to share the GPU to do so
           const auto held = Clock::now();
           const bool measure = hooks.on_await_gpu ? hooks.on_await_gpu() : true;
           session.timings_ms["held_for_tools"] = ms_since(held);
-          if (measure) wait_for_lease(true);
+          if (measure) session.timings_ms["waited_for_gpu"] += gpu.take_alone();
           worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", measure}}.dump(),
                            after_ms(limits.phase_cap_ms));
           session.phase = measure ? "timing" : "finishing";
@@ -126,13 +165,8 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           // procedure, so the budget is the largest a phase may have.
           session.budget_ms = limits.phase_cap_ms;
           deadline = after_ms(session.budget_ms);
-        } else if (event == kSharedEvent) {
-          hold.share_again();
-        } else if (event == kAloneEvent) {
-          // A planting: answered once no other process uses the GPU; the wait is not the kernel's.
-          const double waited = wait_for_lease(true);
-          deadline += std::chrono::microseconds(static_cast<long long>(waited * 1000));
-          worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}}.dump(), deadline);
+        } else if (event == kGpuTurnEvent) {
+          count_wait(gpu.answer(message, worker, deadline));
         } else if (event == "result") {
           session.result = std::move(message);
           session.ending = SessionResult::Ending::kResult;
@@ -142,8 +176,8 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
     }
   }
   if (session.ending == SessionResult::Ending::kResult && hooks.keep_alive) {
-    // The worker settles the GPU (still shared: it synchronizes and makes its session again).
-    hold.share_again();
+    // The worker settles the GPU (shared: it synchronizes and makes its session again).
+    session.timings_ms["waited_for_gpu"] += gpu.at_least_shared();
     session.not_reusable_why = await_idle(worker, after_ms(limits.worker_settle_ms), session.reusable);
   }
   session.output.text = worker.output();
@@ -151,14 +185,16 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
   session.output.bytes = worker.output_bytes();
   if (session.reusable) return session;
   // A worker killed at a deadline may still have kernels on the GPU until it is reaped: the hold
-  // goes with it, not before.
+  // goes with it, not before; one that ends the ordinary way tears its context down under a shared
+  // hold.
+  if (session.ending == SessionResult::Ending::kResult) gpu.at_least_shared();
   const auto exiting = Clock::now();
   worker.close_input();
   if (session.ending == SessionResult::Ending::kResult) {
     worker.let_finish_in_background();
   }
   session.exit = worker.wait();
-  hold.release();
+  gpu.release();
   session.timings_ms["worker_exit"] = ms_since(exiting);
   session.output.text = worker.output();
   session.output.truncated = worker.output_truncated();

@@ -3,6 +3,7 @@
 // happened as one value. It decides nothing: run/decide turns a SessionResult into a verdict.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -25,10 +26,10 @@ struct SessionHooks {
   // The worker asks for the GPU to itself before timing. Returns whether it should measure; the
   // worker's deadline does not run while this waits (the tool workers are finishing).
   std::function<bool()> on_await_gpu;
-  // The GPU's lease when other jobs share it (a server's slots): the worker shares it from its job
-  // line to its result, has it alone around each planting and to time and profile (given up while
-  // the tools run), and shares it while it settles. Null: the GPU is this check's alone
-  // (`cudojo check`).
+  // The GPU's lease when other jobs share it (a server's slots): the worker holds it only as its
+  // gpu_turn messages ask (shared while its work is on the GPU, alone around each planting), alone
+  // from await_gpu to its result to time and profile, and shared while it settles or exits. Null:
+  // the GPU is this check's alone (`cudojo check`).
   GpuLease* lease = nullptr;
   // The job asked the worker to stay (Job::keep_alive): after its result the session waits for its
   // "idle" answer, and leaves a reusable worker running.
@@ -54,6 +55,29 @@ struct SessionResult {
   // keep_alive only: the worker settled after a clean job and waits for another; else why not.
   bool reusable = false;
   std::string not_reusable_why;
+};
+
+// The parent's side of one worker's turns on a shared GPU (gpu/gpu_turns.h is the worker's side):
+// what the worker holds of the lease now, changed as its gpu_turn messages ask. Without a lease
+// every request is answered at once and nothing is held.
+class WorkerGpuHold {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit WorkerGpuHold(GpuLease* lease) : lease_(lease) {}
+  // `message` is a gpu_turn: "shared" and "alone" are answered (by `reply_by`) once held so,
+  // "none" lets the lease go. Returns the ms spent waiting for the lease.
+  double answer(const nlohmann::json& message, WorkerProcess& worker, Clock::time_point reply_by);
+  // The lease alone (any hold dropped first: never wait while holding); the ms waited.
+  double take_alone();
+  // At least shared, for GPU work the parent covers itself (a worker settling or exiting).
+  double at_least_shared();
+  void release() { hold_.release(); }
+  int requests() const { return requests_; }
+
+ private:
+  GpuLease* lease_;
+  GpuLease::Hold hold_;
+  int requests_ = 0;
 };
 
 // `worker` has been started (perhaps long ago, pre-started) and waits for its job line.

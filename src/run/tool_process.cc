@@ -30,13 +30,12 @@ std::optional<std::size_t> wait_for_log_mark(const ToolLog& log, std::size_t off
 ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, const ToolFollow& follow,
                            const std::atomic<bool>* cancelled) {
   ToolRun run;
-  GpuLease::Hold hold;
-  const auto asked = Clock::now();
-  if (follow.lease) hold = follow.lease->share();
-  const double lease_ms = std::chrono::duration<double, std::milli>(Clock::now() - asked).count();
+  // The worker holds the GPU only as its gpu_turn messages ask (gpu/gpu_turns.h); waiting for
+  // another job's turn does not count against the tool's budget.
+  WorkerGpuHold gpu(follow.lease);
+  double lease_ms = 0;
   worker.reset_output();
-  const auto deadline =
-      Clock::now() + std::chrono::microseconds(static_cast<long long>(follow.budget_ms * 1000));
+  auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long long>(follow.budget_ms * 1000));
   bool got_result = false;
   if (!worker.send_line(job_line, deadline) && worker.running()) {
     run.timed_out = true;
@@ -50,6 +49,12 @@ ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, c
     const auto wait = worker.next_message(slice, line);
     if (wait == WorkerProcess::Wait::kMessage) {
       const auto message = nlohmann::json::parse(line, nullptr, false);
+      if (!message.is_discarded() && message.is_object() && message.value("event", "") == kGpuTurnEvent) {
+        const double waited = gpu.answer(message, worker, deadline);
+        lease_ms += waited;
+        deadline += std::chrono::microseconds(static_cast<long long>(waited * 1000));
+        continue;
+      }
       if (!message.is_discarded() && message.is_object() && message.value("event", "") == "result") {
         const auto report = message.find("report");
         if (report != message.end() && report->is_object()) {
@@ -63,8 +68,11 @@ ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, c
         const auto said = message.find("outcome");
         got_result = said != message.end() && said->is_string() && *said == outcome::kCompleted;
         run.timings["parent.lease"] = lease_ms;
-        // The hold stays through the mark and the settling: the worker drains the GPU and makes its
-        // session again meanwhile.
+        // Shared through the mark, the settling (the worker drains the GPU and makes its session
+        // again) and the exit.
+        const double waited = gpu.at_least_shared();
+        lease_ms += waited;
+        deadline += std::chrono::microseconds(static_cast<long long>(waited * 1000));
         break;
       }
       continue;
@@ -84,6 +92,7 @@ ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, c
     const auto result_at = Clock::now();
     run.log_end = wait_for_log_mark(*follow.log, follow.log_offset, follow.mark_wait_ms);
     run.timings["parent.mark"] = std::chrono::duration<double, std::milli>(Clock::now() - result_at).count();
+    run.mark_missing = !run.log_end;
     if (run.log_end) {
       const auto marked = Clock::now();
       const auto settle = std::min(

@@ -63,6 +63,10 @@ struct ToolRun {
   // settled and waits for another job.
   std::optional<std::size_t> log_end;
   bool reusable = false;
+  // Kept alive, its job completed, yet the mark never reached the log: this tool does not report
+  // the worker's failed call, so its workers cannot be kept (a fault or a deadline says nothing
+  // about that: the worker never made the call).
+  bool mark_missing = false;
 };
 
 // How to follow one tool worker's job.

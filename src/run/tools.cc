@@ -57,9 +57,8 @@ struct SanitizerPass::Tool {
   double seconds = 0;
   std::size_t log_offset = 0;  // where this job's part of the log begins
   bool given_job = false;
-  bool said_ready = false;
-  int printed = 0;  // reports its tool has printed so far, marks included (see print_limit())  // its "ready"
-                    // was read (a kept worker says it once, before its first job)
+  bool said_ready = false;  // its "ready" was read (a kept worker says it once, before its first job)
+  int printed = 0;          // reports its tool has printed so far, marks included (see print_limit())
 };
 
 namespace {
@@ -217,8 +216,7 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
         tool->run.log_end
             ? tool->log.read_from(tool->log_offset).substr(0, *tool->run.log_end - tool->log_offset)
             : tool->log.read_from(tool->log_offset);
-    if (!tool->run.log_end && settings_.keep_alive && !tool->run.timed_out && !tool->cancelled)
-      marks_missing(tool->name);
+    if (tool->run.mark_missing) marks_missing(tool->name);
     // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
     if (const char* keep = std::getenv(env::kKeepSanitizerLogs); keep && *keep) {
       std::ofstream(std::string(keep) + "/" + tool->name + "-" + file_name + ".txt") << log;
@@ -285,8 +283,8 @@ void SanitizerPass::discard() {
   tools_.clear();
 }
 
-NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
-                            const std::string& cupti_error) {
+NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const std::string& cupti_error,
+                            GpuLease* lease) {
   const auto started = Clock::now();
   NcuMetrics metrics;
   const std::string ncu = find_cuda_tool("ncu", env::kNcu);
@@ -294,6 +292,11 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
     metrics.note = fmt::format("metrics unavailable: {}; ncu was not found", cupti_error);
     return metrics;
   }
+  // Profiling has the GPU alone, from the tool's start to its exit: the worker under it asks for
+  // nothing itself.
+  launch_job.gpu_turns = false;
+  GpuLease::Hold alone;
+  if (lease) alone = lease->alone();
   ToolLog csv("cudojo-ncu");
   std::string names;
   for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;

@@ -102,14 +102,15 @@ class SanitizerPass {
 };
 
 // Metrics from ncu wrapped around a worker that launches the reference and the submission once
-// each; used when CUPTI failed in the check worker. `cupti_error` says why CUPTI failed.
+// each; used when CUPTI failed in the check worker. `cupti_error` says why CUPTI failed. With a
+// lease (other jobs on the GPU), it runs with the GPU alone.
 struct NcuMetrics {
   std::optional<KernelMetrics> kernel;
   std::optional<KernelMetrics> reference_kernel;
   std::string note;
   double ms = 0;
 };
-NcuMetrics measure_with_ncu(const ToolSettings& settings, const Job& launch_job,
-                            const std::string& cupti_error);
+NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const std::string& cupti_error,
+                            GpuLease* lease = nullptr);
 
 }  // namespace cudojo

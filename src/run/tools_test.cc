@@ -102,6 +102,43 @@ TEST_F(SanitizerPassTest, AToolThatNeverReadsItsJobDoesNotHoldTheCaller) {
   EXPECT_LT(Clock::now() - started, std::chrono::seconds(5));
 }
 
+TEST_F(SanitizerPassTest, AFaultUnderAKeptToolDoesNotStopItsLaterWorkersBeingKept) {
+  // Each worker notes its start. Its first job faults (it ends without the mark, as a worker whose
+  // kernel faulted does); every later job completes, leaves the mark in its tool's log and settles.
+  const std::string starts = (dir_ / "starts").string();
+  const std::string faulted = (dir_ / "faulted").string();
+  script("sanitizer", "export LOG=$4\necho '========= COMPUTE-SANITIZER' > \"$LOG\"\nshift 6\nexec \"$@\"\n");
+  ToolSettings tools =
+      settings("echo started >> " + starts +
+               "\necho '{\"event\":\"ready\"}' >&3\nwhile read job; do\n"
+               "  if mkdir " +
+               faulted +
+               " 2>/dev/null; then\n"
+               "    echo '{\"event\":\"result\",\"outcome\":\"runtime_error\",\"report\":{}}' >&3; exit 0\n"
+               "  fi\n"
+               "  echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{}}' >&3\n"
+               "  echo '========= Program hit cudaErrorInvalidDeviceFunction (error 98) on CUDA API call to "
+               "cudaFuncGetAttributes.' >> \"$LOG\"\n"
+               "  echo '{\"event\":\"idle\",\"reusable\":true,\"why\":\"\"}' >&3\n"
+               "done\n");
+  tools.keep_alive = true;
+  SanitizerPass pass(tools);
+  Job job;
+  job.keep_alive = true;
+  for (int run = 0; run < 4; ++run) {
+    pass.wait_until_started(Clock::now() + std::chrono::seconds(5));
+    pass.start(job);
+    pass.finish("mine.cu");
+    pass.refill();
+  }
+  std::ifstream in(starts);
+  int started = 0;
+  for (std::string line; std::getline(in, line);) ++started;
+  // The first three, and one in place of the worker that faulted (mkdir lets only one fault);
+  // every later job finds them all kept.
+  EXPECT_EQ(started, 4) << "a tool was not kept after a fault elsewhere in its history";
+}
+
 TEST(Tools, WithoutComputeSanitizerThePassSaysSoAndRunsNothing) {
   ToolSettings tools;
   tools.worker_executable = "/bin/true";

@@ -24,7 +24,6 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <regex>
 #include <thread>
 
 #include "common/cuda_check.h"
@@ -39,7 +38,7 @@
 #include "run/protocol.h"
 #include "run/worker_builds.h"
 #include "run/worker_channel.h"
-#include "run/worker_profile.h"
+#include "run/worker_gpu.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
@@ -65,185 +64,6 @@ bool is_kernel_fault(cudaError_t code) {
   }
 }
 
-void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& metrics) {
-  metrics.n = outcome.timed_n;
-  metrics.time_ms = outcome.submission_time;
-  metrics.reference_time_ms = outcome.reference_time;
-  if (outcome.submission_time && outcome.reference_time && outcome.reference_time->median_ms > 0) {
-    metrics.time_ratio = outcome.submission_time->median_ms / outcome.reference_time->median_ms;
-  }
-  if (outcome.baseline_time) {
-    metrics.baseline_name = outcome.baseline_name;
-    metrics.baseline_time_ms = outcome.baseline_time;
-    if (outcome.submission_time && outcome.baseline_time->median_ms > 0) {
-      metrics.baseline_ratio = outcome.submission_time->median_ms / outcome.baseline_time->median_ms;
-    }
-  }
-  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 &&
-      outcome.submission_time->median_ms > 0) {
-    metrics.bandwidth_gbps =
-        outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
-    if (gpu.peak_read_gbps > 0) metrics.pct_of_peak = 100.0 * *metrics.bandwidth_gbps / gpu.peak_read_gbps;
-  } else if (outcome.submission_time) {
-    metrics.note = "this contract reads no input array, so bandwidth is not reported";
-  }
-}
-
-// A tool worker kept alive writes every job's findings into one log. After its launch has finished
-// it makes one CUDA call that fails on purpose and in a way the judge never does otherwise; the
-// tool reports the failed call after everything the launch caused, so the parent cuts the log
-// there (run/tools.cc, kToolLogMark). The error is cleared at once.
-void mark_end_of_tool_log() {
-  cudaFuncAttributes attributes{};
-  (void)cudaFuncGetAttributes(&attributes, nullptr);
-  (void)cudaGetLastError();
-}
-
-// Whether a kernel's PTX calls the device heap (malloc/free in device code): what it leaves behind
-// there outlives the job, so a worker that ran it is not given another.
-bool calls_device_heap(const std::string& ptx) {
-  static const std::regex kHeapCall(R"(\.extern\s+\.func\s*(\([^)]*\))?\s*(malloc|free)\b)");
-  return std::regex_search(ptx, kHeapCall);
-}
-
-// The PTX of the learner's kernels, as far as this worker has it (a cubin given by the parent has
-// none: nullopt, "cannot tell").
-std::optional<std::vector<std::string>> learner_ptx(const Builds& builds) {
-  std::vector<std::string> texts;
-  for (const CompileResult* built : {&builds.submission, &builds.second_submission}) {
-    if (!built->ok) continue;
-    if (!built->ptx.empty()) {
-      texts.push_back(built->ptx);
-    } else if (built->format == ImageFormat::kPtx) {
-      texts.emplace_back(built->image.begin(), built->image.end());
-    } else {
-      return std::nullopt;
-    }
-  }
-  return texts;
-}
-
-bool uses_device_heap(const Builds& builds) {
-  const auto texts = learner_ptx(builds);
-  if (!texts) return false;  // a cubin from `cudojo build`: its own PTX was read when it was built
-  return std::any_of(texts->begin(), texts->end(), calls_device_heap);
-}
-
-// Whether the learner's kernels may touch shared memory: racecheck reports shared-memory hazards
-// only, so without any `.shared` state space in the PTX (no declaration, static or dynamic, and so
-// no shared address to reach) it has nothing to watch. Unknown counts as yes.
-bool may_use_shared_memory(const Builds& builds) {
-  const auto texts = learner_ptx(builds);
-  if (!texts) return true;
-  return std::any_of(texts->begin(), texts->end(),
-                     [](const std::string& ptx) { return ptx.find(".shared") != std::string::npos; });
-}
-
-// Everything after the compile: load, run the mode's work, send the result. Learner faults are
-// caught once, by the caller.
-void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const LoadedKernel& submission,
-                StepClock& clock, Report& report) {
-  PipeAnnouncer announce;
-  auto driver = make_contract_driver(job.stage.contract);
-  const int shared_bytes = job.stage.launch.dynamic_shared_bytes;
-  std::unique_ptr<LoadedKernel> second_submission, second_reference;
-  if (builds.second_submission.ok) {
-    try {
-      second_submission = std::make_unique<LoadedKernel>(builds.second_submission.image,
-                                                         builds.second_submission.lowered_name, shared_bytes,
-                                                         builds.second_submission.abi);
-    } catch (const CudaError& error) {
-      throw LearnerFault(error.name(), fmt::format("the second kernel, {}, could not be loaded: {}",
-                                                   job.stage.second_kernel, error.what()));
-    }
-  }
-  if (builds.second_reference.ok) {
-    second_reference =
-        std::make_unique<LoadedKernel>(builds.second_reference.image, builds.second_reference.lowered_name,
-                                       shared_bytes, builds.second_reference.abi);
-  }
-  if (job.mode == WorkerMode::kSanitize) {
-    // The submission stands in for the reference: nothing but the one launch runs.
-    ContractContext context{job.stage,
-                            gpu,
-                            submission,
-                            submission,
-                            job.seed,
-                            announce,
-                            second_submission.get(),
-                            second_submission.get()};
-    driver->launch_once_for_tools(context, job.tool_size, submission, {});
-    clock.step("launch");
-    if (job.keep_alive) mark_end_of_tool_log();
-    send_result(outcome::kCompleted, report);
-    return;
-  }
-  LoadedKernel reference(builds.reference.image, builds.reference.lowered_name, shared_bytes);
-  ContractContext context{job.stage,
-                          gpu,
-                          submission,
-                          reference,
-                          job.seed,
-                          announce,
-                          second_submission.get(),
-                          second_reference.get()};
-  clock.step("load");
-  if (job.mode == WorkerMode::kLaunchForNcu) {
-    // ncu flushes the caches itself before each kernel it profiles.
-    const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-    driver->launch_once_for_tools(context, n, reference, {});
-    driver->launch_once_for_tools(context, n, submission, {});
-    send_result(outcome::kCompleted, report);
-    return;
-  }
-
-  std::optional<BackgroundProfile> profile;
-  if (job.profile) profile.emplace(job, context, *driver);
-  ContractOutcome outcome;
-  if (job.stage.deterministic) add_float_atomic_findings(job, builds, outcome.findings);
-  try {
-    announce.reference_time(driver->time_reference(context));
-    clock.step("reference_time");
-    driver->run_tests(context, outcome);
-    report.tests = outcome.tests;
-    report.findings = outcome.findings.finish();
-    report.determinism = outcome.determinism;
-    clock.step("tests");
-    check_counted_build(job, gpu, *driver, builds.counted, second_submission.get(), announce, report);
-    clock.step("barrier_check");
-  } catch (...) {
-    report.tests = outcome.tests;
-    report.findings = outcome.findings.finish();
-    throw;
-  }
-  if (!is_correct(report.tests, report.findings)) {
-    report.metrics.note = "not timed: the submission is not correct yet";
-    send_result(outcome::kCompleted, report);
-    return;
-  }
-  const bool measure = await_gpu();
-  clock.step("wait_for_gpu");
-  if (!measure) {
-    report.metrics.note = "not timed: the submission is not correct yet";
-    send_result(outcome::kCompleted, report);
-    return;
-  }
-  gpu.measure_peak_read_gbps();
-  report.gpu = gpu.info();
-  clock.step("peak_probe");
-  driver->measure(context, outcome);
-  fill_metrics(outcome, gpu.info(), report.metrics);
-  clock.step("timing");
-  // The timed launches are checked too (a kernel answering from an earlier launch): what they
-  // found joins the tests' findings, and such a kernel is not profiled.
-  report.findings = outcome.findings.finish();
-  if (profile && is_correct(report.tests, report.findings)) {
-    profile->collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
-    clock.step("profile");
-  }
-  send_result(outcome::kCompleted, report);
-}
-
 // `not_reusable`: set when the job leaves something behind that another job could meet (the device
 // heap, printed output), whatever its outcome.
 void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start, bool first_job,
@@ -253,6 +73,13 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
   report.file = job.file_name;
   report.seed = job.seed;
   StepClock clock(report);
+  // Other jobs share the GPU: this job holds it only while its work is there (gpu/gpu_turns.h).
+  struct TurnsForJob {
+    explicit TurnsForJob(bool asked) {
+      if (asked) gpu_turns::open(gpu_turns_from_parent());
+    }
+    ~TurnsForJob() { gpu_turns::close(); }
+  } turns(job.gpu_turns);
   report.timings_ms["worker_start"] =
       std::chrono::duration<double, std::milli>(Clock::now() - process_start).count();
 
@@ -306,7 +133,8 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
           {"compile_ms", report.compile.compile_ms}}},
         {"builds", sent_builds},
         {"uses_device_heap", heap},
-        {"may_use_shared_memory", may_use_shared_memory(builds)}});
+        {"may_use_shared_memory", may_use_shared_memory(builds)},
+        {"may_synchronize", may_synchronize(builds)}});
 
   if (!submission.ok) {
     report.message = "the submission did not compile";
@@ -344,10 +172,11 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
     return;
   }
 
+  // A start-up still under way when the job came (the parent waits for "ready" only so long)
+  // finishes under a turn.
+  gpu_turns::brief_begin();
   GpuSession& gpu = cuda.session();
-  // Other jobs share this GPU: each planting, and the learner's launch after it, has it alone, so
-  // no other process's kernel refills the shared memory between them.
-  gpu.set_planting_turns(job.planting_turns ? planting_turns_from_parent() : PlantingTurns{});
+  gpu_turns::brief_end();
   if (first_job) report.timings_ms["cuda_start"] = cuda.device_ms() + cuda.session_ms();
   clock.step("wait_for_cuda");
   report.gpu = gpu.info();

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <future>
+#include <regex>
 
 #include "check/barriers.h"
 #include "check/datasets.h"
@@ -17,6 +19,30 @@
 namespace cudojo {
 
 namespace {
+
+// Whether a kernel's PTX calls the device heap (malloc/free in device code): what it leaves behind
+// there outlives the job, so a worker that ran it is not given another.
+bool calls_device_heap(const std::string& ptx) {
+  static const std::regex kHeapCall(R"(\.extern\s+\.func\s*(\([^)]*\))?\s*(malloc|free)\b)");
+  return std::regex_search(ptx, kHeapCall);
+}
+
+// The PTX of the learner's kernels, as far as this worker has it (a cubin given by the parent has
+// none: nullopt, "cannot tell").
+std::optional<std::vector<std::string>> learner_ptx(const Builds& builds) {
+  std::vector<std::string> texts;
+  for (const CompileResult* built : {&builds.submission, &builds.second_submission}) {
+    if (!built->ok) continue;
+    if (!built->ptx.empty()) {
+      texts.push_back(built->ptx);
+    } else if (built->format == ImageFormat::kPtx) {
+      texts.emplace_back(built->image.begin(), built->image.end());
+    } else {
+      return std::nullopt;
+    }
+  }
+  return texts;
+}
 
 std::string collective_name(std::uint32_t kind) {
   switch (static_cast<WarpCollectiveKind>(kind)) {
@@ -262,6 +288,27 @@ void check_counted_build(const Job& job, GpuSession& gpu, ContractDriver& driver
   const std::optional<bool> answer_right =
       warp.first_gone_read ? driver.tool_answer_right(context) : std::nullopt;
   if (auto finding = gone_lanes_finding(warp, answer_right)) report.findings.push_back(*finding);
+}
+
+bool uses_device_heap(const Builds& builds) {
+  const auto texts = learner_ptx(builds);
+  if (!texts) return false;  // a cubin from `cudojo build`: its own PTX was read when it was built
+  return std::any_of(texts->begin(), texts->end(), calls_device_heap);
+}
+
+bool may_synchronize(const Builds& builds) {
+  const auto texts = learner_ptx(builds);
+  if (!texts) return true;
+  return std::any_of(texts->begin(), texts->end(), [](const std::string& ptx) {
+    return ptx.find("bar") != std::string::npos || ptx.find(".sync") != std::string::npos;
+  });
+}
+
+bool may_use_shared_memory(const Builds& builds) {
+  const auto texts = learner_ptx(builds);
+  if (!texts) return true;
+  return std::any_of(texts->begin(), texts->end(),
+                     [](const std::string& ptx) { return ptx.find(".shared") != std::string::npos; });
 }
 
 }  // namespace cudojo

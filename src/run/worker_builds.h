@@ -43,6 +43,19 @@ std::optional<BuiltKernel> check_build_of(const CompileResult& compiled, std::st
 // forge its counts): it becomes a compile error that says so.
 void refuse_judge_names(CompileResult& compiled, const std::string& file_name);
 
+// Whether the learner's kernels call the device heap (malloc or free in device code): what they
+// leave there outlives the job, so a worker that ran them is not given another. A cubin given by
+// the parent (no PTX here) counts as no: its PTX was read when it was built.
+bool uses_device_heap(const Builds& builds);
+// Whether the learner's kernels may touch shared memory: racecheck reports shared-memory hazards
+// only, so without any `.shared` state space in the PTX (no declaration, static or dynamic, and so
+// no shared address to reach) it has nothing to watch. Unknown counts as yes.
+bool may_use_shared_memory(const Builds& builds);
+// Whether the learner's kernels may use a synchronization primitive synccheck watches (block
+// barriers, `bar.warp.sync`, the `.sync` warp collectives, mbarriers): without "bar" or ".sync"
+// anywhere in the PTX there is none. Unknown counts as yes.
+bool may_synchronize(const Builds& builds);
+
 // A stage that wants the same bits on every run refuses float atomic adds in either kernel.
 void add_float_atomic_findings(const Job& job, const Builds& builds, FindingSet& findings);
 

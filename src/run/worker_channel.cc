@@ -37,6 +37,10 @@ void send(const nlohmann::json& message) {
 }
 
 void send_result(const char* outcome, const Report& report) {
+  // The result ends the job's turns on the GPU: the parent answers no more requests after it. The
+  // worker holds a turn first, which the parent keeps while the worker lets go of the job's buffers
+  // and settles or exits.
+  gpu_turns::hold_and_close();
   {
     std::lock_guard lock(send_mutex);
     sent_outcome = outcome;
@@ -61,16 +65,18 @@ bool await_gpu() {
          grant.value("measure", false);
 }
 
-PlantingTurns planting_turns_from_parent() {
-  PlantingTurns turns;
-  turns.begin = [] {
-    send({{"event", kAloneEvent}, {"for", "planting"}});
-    // Any answer, or none (the parent gone), lets the planting go on: what matters is that the
-    // parent answers only once it holds the GPU for this worker.
+gpu_turns::Channel gpu_turns_from_parent() {
+  // Any answer, or none (the parent gone), lets the work go on: what matters is that the parent
+  // answers only once it holds the GPU for this worker.
+  auto ask = [](const char* want) {
+    send({{"event", kGpuTurnEvent}, {"want", want}});
     read_parent_line();
   };
-  turns.end = [] { send({{"event", kSharedEvent}}); };
-  return turns;
+  gpu_turns::Channel channel;
+  channel.share = [ask] { ask("shared"); };
+  channel.alone = [ask] { ask("alone"); };
+  channel.release = [] { send({{"event", kGpuTurnEvent}, {"want", "none"}}); };
+  return channel;
 }
 
 }  // namespace cudojo

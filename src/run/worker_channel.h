@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "contract/driver.h"
+#include "gpu/gpu_turns.h"
 #include "report/report.h"
 
 namespace cudojo {
@@ -24,11 +25,9 @@ void forget_last_outcome();
 // (a tool already found the kernel wrong) or has gone.
 bool await_gpu();
 
-// Around each shared-memory planting, when the parent judges other jobs on the same GPU: the
-// planting and the learner's launch after it run while no other process uses the GPU, so nothing
-// refills the SMs' shared memory between them. begin() asks and waits; end() gives the GPU back to
-// sharing and does not wait.
-PlantingTurns planting_turns_from_parent();
+// The worker's turns on the GPU when the parent judges other jobs on it (gpu/gpu_turns.h): shared
+// and alone ask and wait for the answer; release tells and does not wait.
+gpu_turns::Channel gpu_turns_from_parent();
 
 class PipeAnnouncer : public PhaseAnnouncer {
  public:

@@ -1,0 +1,182 @@
+#include "run/worker_gpu.h"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "contract/driver.h"
+#include "gpu/gpu_turns.h"
+#include "run/worker_profile.h"
+
+namespace cudojo {
+
+namespace {
+
+void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& metrics) {
+  metrics.n = outcome.timed_n;
+  metrics.time_ms = outcome.submission_time;
+  metrics.reference_time_ms = outcome.reference_time;
+  if (outcome.submission_time && outcome.reference_time && outcome.reference_time->median_ms > 0) {
+    metrics.time_ratio = outcome.submission_time->median_ms / outcome.reference_time->median_ms;
+  }
+  if (outcome.baseline_time) {
+    metrics.baseline_name = outcome.baseline_name;
+    metrics.baseline_time_ms = outcome.baseline_time;
+    if (outcome.submission_time && outcome.baseline_time->median_ms > 0) {
+      metrics.baseline_ratio = outcome.submission_time->median_ms / outcome.baseline_time->median_ms;
+    }
+  }
+  if (outcome.submission_time && outcome.bytes_read_per_launch > 0 &&
+      outcome.submission_time->median_ms > 0) {
+    metrics.bandwidth_gbps =
+        outcome.bytes_read_per_launch / (outcome.submission_time->median_ms * 1e-3) / 1e9;
+    if (gpu.peak_read_gbps > 0) metrics.pct_of_peak = 100.0 * *metrics.bandwidth_gbps / gpu.peak_read_gbps;
+  } else if (outcome.submission_time) {
+    metrics.note = "this contract reads no input array, so bandwidth is not reported";
+  }
+}
+
+// A tool worker kept alive writes every job's findings into one log. After its launch has finished
+// it makes one CUDA call that fails on purpose and in a way the judge never does otherwise; the
+// tool reports the failed call after everything the launch caused, so the parent cuts the log
+// there (run/tools.cc, kToolLogMark). The error is cleared at once.
+void mark_end_of_tool_log() {
+  cudaFuncAttributes attributes{};
+  (void)cudaFuncGetAttributes(&attributes, nullptr);
+  (void)cudaGetLastError();
+}
+
+// The reference's time per launch sets the phases' budgets only (phase_launch_factor, 2000 times it
+// per launch, over a floor of 3 s: far more than other jobs sharing the GPU can slow a launch). A
+// warm worker measures it once per stage, launch and reference build, not per job: it costs a
+// full-size input (up to 2^26 values made and copied) and five launches, a good part of a second
+// on the largest stages.
+double reference_time_per_launch(const Job& job, const Builds& builds, ContractDriver& driver,
+                                 ContractContext& context) {
+  static std::map<std::string, double> measured;
+  const std::string image(builds.reference.image.begin(), builds.reference.image.end());
+  const auto& launch = job.stage.launch;
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", job.stage.id, job.stage.contract, job.stage.performance_size,
+                  launch.threads_per_block, launch.dynamic_shared_bytes, launch.fixed_blocks.value_or(0),
+                  std::hash<std::string>{}(image));
+  if (auto found = measured.find(key); found != measured.end()) return found->second;
+  const double ms = driver.time_reference(context);
+  measured.emplace(key, ms);
+  return ms;
+}
+
+}  // namespace
+
+void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const LoadedKernel& submission,
+                StepClock& clock, Report& report) {
+  PipeAnnouncer announce;
+  auto driver = make_contract_driver(job.stage.contract);
+  const int shared_bytes = job.stage.launch.dynamic_shared_bytes;
+  std::unique_ptr<LoadedKernel> second_submission, second_reference;
+  if (builds.second_submission.ok) {
+    try {
+      second_submission = std::make_unique<LoadedKernel>(builds.second_submission.image,
+                                                         builds.second_submission.lowered_name, shared_bytes,
+                                                         builds.second_submission.abi);
+    } catch (const CudaError& error) {
+      throw LearnerFault(error.name(), fmt::format("the second kernel, {}, could not be loaded: {}",
+                                                   job.stage.second_kernel, error.what()));
+    }
+  }
+  if (builds.second_reference.ok) {
+    second_reference =
+        std::make_unique<LoadedKernel>(builds.second_reference.image, builds.second_reference.lowered_name,
+                                       shared_bytes, builds.second_reference.abi);
+  }
+  if (job.mode == WorkerMode::kSanitize) {
+    // The submission stands in for the reference: nothing but the one launch runs.
+    ContractContext context{job.stage,
+                            gpu,
+                            submission,
+                            submission,
+                            job.seed,
+                            announce,
+                            second_submission.get(),
+                            second_submission.get()};
+    driver->launch_once_for_tools(context, job.tool_size, submission, {});
+    clock.step("launch");
+    if (job.keep_alive) mark_end_of_tool_log();
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+  LoadedKernel reference(builds.reference.image, builds.reference.lowered_name, shared_bytes);
+  ContractContext context{job.stage,
+                          gpu,
+                          submission,
+                          reference,
+                          job.seed,
+                          announce,
+                          second_submission.get(),
+                          second_reference.get()};
+  clock.step("load");
+  if (job.mode == WorkerMode::kLaunchForNcu) {
+    // ncu flushes the caches itself before each kernel it profiles.
+    const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
+    driver->launch_once_for_tools(context, n, reference, {});
+    driver->launch_once_for_tools(context, n, submission, {});
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+
+  std::optional<BackgroundProfile> profile;
+  if (job.profile) profile.emplace(job, context, *driver);
+  ContractOutcome outcome;
+  if (job.stage.deterministic) add_float_atomic_findings(job, builds, outcome.findings);
+  try {
+    announce.reference_time(reference_time_per_launch(job, builds, *driver, context));
+    clock.step("reference_time");
+    driver->run_tests(context, outcome);
+    report.tests = outcome.tests;
+    report.findings = outcome.findings.finish();
+    report.determinism = outcome.determinism;
+    clock.step("tests");
+    check_counted_build(job, gpu, *driver, builds.counted, second_submission.get(), announce, report);
+    clock.step("barrier_check");
+  } catch (...) {
+    report.tests = outcome.tests;
+    report.findings = outcome.findings.finish();
+    throw;
+  }
+  if (!is_correct(report.tests, report.findings)) {
+    report.metrics.note = "not timed: the submission is not correct yet";
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+  // Nothing of this job's is left on the GPU when the parent takes the lease for it alone.
+  gpu.sync_judge();
+  gpu_turns::give_back();
+  const bool measure = await_gpu();
+  if (measure) gpu_turns::measuring();
+  clock.step("wait_for_gpu");
+  if (!measure) {
+    report.metrics.note = "not timed: the submission is not correct yet";
+    send_result(outcome::kCompleted, report);
+    return;
+  }
+  gpu.measure_peak_read_gbps();
+  report.gpu = gpu.info();
+  clock.step("peak_probe");
+  driver->measure(context, outcome);
+  fill_metrics(outcome, gpu.info(), report.metrics);
+  clock.step("timing");
+  // The timed launches are checked too (a kernel answering from an earlier launch): what they
+  // found joins the tests' findings, and such a kernel is not profiled.
+  report.findings = outcome.findings.finish();
+  if (profile && is_correct(report.tests, report.findings)) {
+    profile->collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
+    clock.step("profile");
+  }
+  send_result(outcome::kCompleted, report);
+}
+
+}  // namespace cudojo
