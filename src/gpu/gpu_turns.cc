@@ -15,7 +15,6 @@ struct State {
   int briefs = 0;       // synchronous calls under way
   bool planting = false;
   bool noise = false;
-  int requests = 0;
 };
 
 // One lock for the state and the channel: a request and its answer are never interleaved with
@@ -26,7 +25,6 @@ State state;
 void hold_shared(State& s) {
   if (s.held != Held::kNothing) return;
   s.channel->share();
-  ++s.requests;
   s.held = Held::kShared;
 }
 
@@ -34,7 +32,6 @@ void let_go_if_idle(State& s) {
   if (s.held != Held::kShared && s.held != Held::kAlone) return;
   if (s.queued || s.briefs > 0 || s.planting || s.noise) return;
   s.channel->release();
-  ++s.requests;
   s.held = Held::kNothing;
 }
 
@@ -94,12 +91,10 @@ void pin_planting() {
     if (state.queued || state.noise || state.briefs > 0)
       throw std::logic_error("a planting must begin with nothing of this process's on the GPU");
     state.channel->release();
-    ++state.requests;
     state.held = Held::kNothing;
   }
   if (state.held == Held::kNothing) {
     state.channel->alone();
-    ++state.requests;
     state.held = Held::kAlone;
   }
   state.planting = true;
@@ -144,11 +139,6 @@ void give_back() {
 Held held() {
   std::lock_guard lock(mutex);
   return state.held;
-}
-
-int requests() {
-  std::lock_guard lock(mutex);
-  return state.requests;
 }
 
 }  // namespace cudojo::gpu_turns

@@ -61,7 +61,5 @@ void measuring();
 void give_back();
 
 Held held();
-// How many times this job asked its parent (to report how fine the turns were).
-int requests();
 
 }  // namespace cudojo::gpu_turns

@@ -23,7 +23,6 @@ double ms_since(Clock::time_point start) {
 
 double WorkerGpuHold::answer(const nlohmann::json& message, WorkerProcess& worker,
                              Clock::time_point reply_by) {
-  ++requests_;
   const auto asked_for = message.find("want");
   const std::string want =
       asked_for != message.end() && asked_for->is_string() ? asked_for->get<std::string>() : "";

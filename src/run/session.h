@@ -72,12 +72,10 @@ class WorkerGpuHold {
   // At least shared, for GPU work the parent covers itself (a worker settling or exiting).
   double at_least_shared();
   void release() { hold_.release(); }
-  int requests() const { return requests_; }
 
  private:
   GpuLease* lease_;
   GpuLease::Hold hold_;
-  int requests_ = 0;
 };
 
 // `worker` has been started (perhaps long ago, pre-started) and waits for its job line.
