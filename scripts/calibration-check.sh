@@ -32,7 +32,7 @@ gate() {
 import json, os, sys
 r = json.load(sys.stdin); m = r["metrics"]; g = r.get("gate") or {}
 print("  verdict %s; time %.4f ms vs reference %.4f ms in this run (%.2fx)" % (r["verdict"], m["time_ms"]["median"], m["reference_time_ms"]["median"], m["time_ratio"]))
-print("  SM throughput %s%% (reference in this run %s%%, by %s)" % (m.get("sm_throughput_pct"), m.get("reference_sm_throughput_pct"), m.get("metrics_source")))
+print("  SM throughput %s%% (reference %s%%, by %s)" % (m.get("sm_throughput_pct"), m.get("reference_sm_throughput_pct"), m.get("metrics_source")))
 print("  gate: %s -> %s" % (g.get("rule"), "met" if g.get("passed") else "not met"))
 print("  calibration file: %s (measured %s)" % (r["calibration"]["file"] or "(none)", r["calibration"]["measured_at"]))
 ok = r["verdict"] == os.environ["EXPECTED"] and r["calibration"]["file"] and "calibrated" in g.get("rule", "")

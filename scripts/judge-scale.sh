@@ -4,6 +4,7 @@
 # table of the issue's figures with its targets.
 #   CUDOJO_BUILD=.device-build CUDOJO_BUILD_BEFORE=.device-build-before scripts/judge-scale.sh [TRANSCRIPT]
 #   JUDGE_SCALE_PARTS=idle,burst,cold   which parts (scripts/judge_scale.py explains each)
+#   JUDGE_SCALE_BEFORE_PARTS=...         the before build's parts, when not the same
 #   JUDGE_SCALE_KEEP=DIR                 keep each build's JSON there
 # Exit 0 only if the new build's burst gave the same verdicts as it judged one job at a time
 # (when both were run) and every reference was accepted cold.
@@ -12,20 +13,21 @@ cd "$(dirname "$0")/.."
 source scripts/lib/transcript.sh
 before=${CUDOJO_BUILD_BEFORE:-}
 parts=${JUDGE_SCALE_PARTS:-idle,burst,cold}
+before_parts=${JUDGE_SCALE_BEFORE_PARTS:-$parts}
 start_transcript judge-scale "${1:-}"
 
 echo "# cudojo at class scale"
 print_provenance scripts/judge-scale.sh "$@"
 echo "new build:    $build ($("$build/cudojo" --version 2>/dev/null | head -1))"
 [ -n "$before" ] && echo "before build: $before ($("$before/cudojo" --version 2>/dev/null | head -1))"
-echo "parts: $parts"
+echo "parts: $parts${before:+ (before: $before_parts)}"
 echo
 
 out=$(mktemp -d)
 status=0
 if [ -n "$before" ]; then
   echo "## before: $before"
-  python3 scripts/judge_scale.py "$before" "$out/before.json" --parts "$parts" || status=1
+  python3 scripts/judge_scale.py "$before" "$out/before.json" --parts "$before_parts" || status=1
   echo
 fi
 echo "## new: $build"
@@ -59,6 +61,8 @@ row("burst: jobs a minute", ">= 120", lambda r: burst(r) and burst(r)["jobs_per_
 row("burst: seconds for all", "", lambda r: burst(r) and burst(r)["seconds"])
 row("idle: queued->verdict median (s)", "<= 0.8", lambda r: r.get("idle") and statistics.median(x["queued_to_verdict_s"] for x in r["idle"]))
 row("idle: queued->verdict p90 (s)", "<= 1.5", lambda r: r.get("idle") and p90([x["queued_to_verdict_s"] for x in r["idle"]]))
+row("burst on more slots: jobs a minute", "", lambda r: r.get("wide") and r["wide"]["jobs_per_minute"])
+row("burst on more slots: slots", "", lambda r: r.get("wide") and r["wide"]["slots"])
 row("10 copies in the burst: ratio spread (%)", "<= 2", lambda r: burst(r) and spread(
     [x["time_ratio"] for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
 for stage in sorted({c["stage"] for r in runs.values() for c in r.get("cold", [])}):
@@ -88,6 +92,21 @@ if new.get("alone") and new.get("bursts"):
         failed |= bool(differ)
     alone_ratios = [x["time_ratio"] for x in new["alone"] if x["file"] == "reduction-4/warp_shuffle.cu"]
     print(f"10 copies judged alone: ratio spread {fmt(spread(alone_ratios), ' %')} (target <= 1 %)")
+def unlike_expected(x):
+    want = x.get("expected") or {}
+    problems = [] if x["verdict"] == want.get("verdict") else [f"verdict {x['verdict']}, not {want.get('verdict')}"]
+    if "finding" in want:
+        code, _, line = want["finding"].partition("@")
+        found = [f for f in x["findings"] if f.split("@")[0] == code]
+        if not found or (line and f"{code}@{line}" not in found):
+            problems.append(f"finding {want['finding']} missing from {x['findings']}")
+    return problems
+for index, b in enumerate(new.get("bursts", []) + ([new["wide"]] if new.get("wide") else [])):
+    unlike = [(x, unlike_expected(x)) for x in b["results"] if unlike_expected(x)]
+    print(f"burst {index + 1}: {len(b['results'])} jobs, {len(unlike)} unlike what their corpus file expects")
+    for x, problems in unlike:
+        print(f"  {x['file']}: {'; '.join(problems)}")
+    failed |= bool(unlike)
 for pair in new.get("pairs", []):
     first, then = pair["first"], pair["then_reference"]
     ok = then["verdict"] == "accepted" and not then["findings"]

@@ -13,6 +13,7 @@ Parts:
            verdict and finding, the copies' time ratios
   alone    the mix again, one job at a time: the verdicts and findings a burst must reproduce, and the
            accepted copies' ratios judged alone
+  wide     the burst again on a server with --wide-slots slots (8): what more jobs at once give
   pairs    on a server with one slot: each kernel that leaves doubt (faults, hangs, heap, scribbles,
            prints) judged just before a correct kernel, whose verdict and findings must not move
   cold     `cudojo check` of every stage's reference, a fresh process each time
@@ -143,7 +144,10 @@ def summary(job, path):
     sanitizer = report.get("sanitizer") or {}
     return {
         "file": str(path.relative_to(ROOT)).removeprefix("tests/submissions/"),
+        # What the corpus file says it should get (its first line); a stage's reference: accepted.
+        "expected": expectation(path) if SUBMISSIONS in path.parents else {"verdict": "accepted"},
         "metrics_source": metrics.get("metrics_source"),
+        "metrics_note": metrics.get("metrics_note") or "",
         "sanitizer": {t["tool"]: t["errors"] for t in sanitizer.get("tools") or []},
         "sanitizer_skipped": sanitizer.get("skipped") or [],
         "sanitizer_note": sanitizer.get("note") or "",
@@ -217,6 +221,8 @@ def main():
     parser.add_argument("--bursts", type=int, default=1, help="bursts of the mix, each in its own order")
     parser.add_argument("--shuffle", type=int, help="seed: each burst in a random order (else the mix's order)")
     parser.add_argument("--cold-runs", type=int, default=2)
+    parser.add_argument("--wide-slots", type=int, default=8,
+                        help="part 'wide': the burst again on a server with this many slots")
     args = parser.parse_args()
     parts = set(args.parts.split(","))
     out = {"build": args.build, "parts": sorted(parts)}
@@ -255,6 +261,20 @@ def main():
             if "alone" in parts:
                 out["alone"] = one_at_a_time(server, mix + copies, pause=0.0)
                 print(f"{args.build}: {len(out['alone'])} jobs one at a time", flush=True)
+        finally:
+            server.stop()
+
+    if "wide" in parts:
+        server = Server(args.build, workers=args.wide_slots)
+        try:
+            items = mix + copies
+            if args.shuffle is not None:
+                random.Random(args.shuffle).shuffle(items)
+            result = burst(server, items)
+            result["slots"] = args.wide_slots
+            out["wide"] = result
+            print(f"{args.build}: burst of {result['jobs']} on {args.wide_slots} slots: {result['seconds']:.1f} s, "
+                  f"{result['jobs_per_minute']:.1f} jobs/min", flush=True)
         finally:
             server.stop()
 

@@ -27,6 +27,10 @@ std::span<const EnvironmentVariable> environment_variables() {
       EnvironmentVariable{env::kJudgePid,
                           "set by cudojo for workers run under compute-sanitizer or ncu: they end when that "
                           "process does"},
+      EnvironmentVariable{env::kToolName, "set by cudojo for a sanitizer's worker: which tool watches it"},
+      EnvironmentVariable{
+          env::kToolMark,
+          "set by cudojo for a kept sanitizer's worker: what ends each job in the tool's log"},
   };
   return kVariables;
 }

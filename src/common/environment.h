@@ -21,6 +21,9 @@ inline constexpr const char* kKeepSanitizerLogs = "CUDOJO_KEEP_SANITIZER_LOGS";
 inline constexpr const char* kNoColor = "NO_COLOR";
 // Set by cudojo for the workers a tool starts (compute-sanitizer, ncu): the judge's pid.
 inline constexpr const char* kJudgePid = "CUDOJO_JUDGE_PID";
+// Set by cudojo for a kept sanitizer worker: its tool, and the mark that ends a job in its log.
+inline constexpr const char* kToolName = "CUDOJO_TOOL";
+inline constexpr const char* kToolMark = "CUDOJO_TOOL_MARK";
 }  // namespace env
 
 struct EnvironmentVariable {

@@ -288,46 +288,53 @@ class ExactDriver : public ContractDriver {
     upload_case(context, data, n, Contract::kGuardQuiet);
     const auto expected = Contract::expect(std::span<const Input>(host_.data(), static_cast<std::size_t>(n)));
     const std::string what = describe_test(data, n);
-    const auto judged = run_submission(context, n, kSharedPoisonLoud, what);
-    outcome.tests.push_back(Contract::judge(data, n, expected, judged, outcome.findings));
+    {
+      // The case's launches (and any confirmation) ask for the GPU alone once, not once each: the
+      // host work between them is a comparison of a few words.
+      GpuSession::PlantingSpan span(context.gpu);
+      const auto judged = run_submission(context, n, kSharedPoisonLoud, what);
+      outcome.tests.push_back(Contract::judge(data, n, expected, judged, outcome.findings));
 
-    // Every right answer is one bit pattern, so any of these launches that disagrees with the
-    // judged one read something it should not have, or raced. A planting is blamed only when the
-    // kernel gives the same answer twice under it and another answer under the other planting; a
-    // racing kernel rarely repeats itself, and is reported as nondeterministic instead.
-    const auto repeat = run_submission(context, n, kSharedPoisonLoud, what + " (repeated)");
-    const auto quiet = run_submission(context, n, kSharedPoisonQuiet, what + " (second shared pattern)");
-    const auto quiet_again =
-        run_submission(context, n, kSharedPoisonQuiet, what + " (second shared pattern again)");
-    set_guard(context, n, Contract::kGuardLoud);
-    const auto guard = run_submission(context, n, kSharedPoisonQuiet, what + " (guard pattern)");
-    const auto guard_again = run_submission(context, n, kSharedPoisonQuiet, what + " (guard pattern again)");
-    set_guard(context, n, Contract::kGuardQuiet);
-    // Compared as bits (a NaN answer equals itself here).
-    const std::uint64_t judged_print = fingerprint_of(judged), quiet_print = fingerprint_of(quiet),
-                        guard_print = fingerprint_of(guard);
-    const bool stable = fingerprint_of(repeat) == judged_print;
-    const bool quiet_stable = fingerprint_of(quiet_again) == quiet_print;
-    if (!stable || !quiet_stable) {
-      // Only the pair that should have agreed: the two plantings differ on purpose.
-      const std::uint64_t prints[] = {stable ? quiet_print : judged_print,
-                                      stable ? fingerprint_of(quiet_again) : fingerprint_of(repeat)};
-      add_determinism_findings(n, prints, outcome.findings);
-    } else if (quiet_print != judged_print && confirmed(context, n, what, judged_print, quiet_print, false)) {
-      outcome.findings.add(
-          finding_code::kUninitializedShared,
-          "the answer changed with what the judge left in shared memory before the launch: the "
-          "kernel reads shared memory it never wrote (shared bins or sums must be set, e.g. to 0, "
-          "before they are added to)",
-          n);
-    }
-    if (quiet_stable && fingerprint_of(guard_again) == guard_print && guard_print != quiet_print &&
-        confirmed(context, n, what, quiet_print, guard_print, true)) {
-      outcome.findings.add(
-          finding_code::kOutOfBounds,
-          "the answer changed with the values the judge placed after element N-1: the kernel "
-          "reads past the end of its input (guard every load with i < N)",
-          n);
+      // Every right answer is one bit pattern, so any of these launches that disagrees with the
+      // judged one read something it should not have, or raced. A planting is blamed only when the
+      // kernel gives the same answer twice under it and another answer under the other planting; a
+      // racing kernel rarely repeats itself, and is reported as nondeterministic instead.
+      const auto repeat = run_submission(context, n, kSharedPoisonLoud, what + " (repeated)");
+      const auto quiet = run_submission(context, n, kSharedPoisonQuiet, what + " (second shared pattern)");
+      const auto quiet_again =
+          run_submission(context, n, kSharedPoisonQuiet, what + " (second shared pattern again)");
+      set_guard(context, n, Contract::kGuardLoud);
+      const auto guard = run_submission(context, n, kSharedPoisonQuiet, what + " (guard pattern)");
+      const auto guard_again =
+          run_submission(context, n, kSharedPoisonQuiet, what + " (guard pattern again)");
+      set_guard(context, n, Contract::kGuardQuiet);
+      // Compared as bits (a NaN answer equals itself here).
+      const std::uint64_t judged_print = fingerprint_of(judged), quiet_print = fingerprint_of(quiet),
+                          guard_print = fingerprint_of(guard);
+      const bool stable = fingerprint_of(repeat) == judged_print;
+      const bool quiet_stable = fingerprint_of(quiet_again) == quiet_print;
+      if (!stable || !quiet_stable) {
+        // Only the pair that should have agreed: the two plantings differ on purpose.
+        const std::uint64_t prints[] = {stable ? quiet_print : judged_print,
+                                        stable ? fingerprint_of(quiet_again) : fingerprint_of(repeat)};
+        add_determinism_findings(n, prints, outcome.findings);
+      } else if (quiet_print != judged_print &&
+                 confirmed(context, n, what, judged_print, quiet_print, false)) {
+        outcome.findings.add(
+            finding_code::kUninitializedShared,
+            "the answer changed with what the judge left in shared memory before the launch: the "
+            "kernel reads shared memory it never wrote (shared bins or sums must be set, e.g. to 0, "
+            "before they are added to)",
+            n);
+      }
+      if (quiet_stable && fingerprint_of(guard_again) == guard_print && guard_print != quiet_print &&
+          confirmed(context, n, what, quiet_print, guard_print, true)) {
+        outcome.findings.add(
+            finding_code::kOutOfBounds,
+            "the answer changed with the values the judge placed after element N-1: the kernel "
+            "reads past the end of its input (guard every load with i < N)",
+            n);
+      }
     }
 
     std::vector<Input> after(static_cast<std::size_t>(n + kGuardElements));

@@ -328,20 +328,24 @@ class FloatSumDriver : public ContractDriver {
     // Exact data gives one right bit pattern whatever the order of additions, so any change below
     // is the kernel reading something it should not. The same launch again first: if identical
     // launches disagree, the kernel races or reads stale memory, and is reported as such.
-    const auto repeat = run_submission(context, n, kSharedPoisonLoud, what + " (repeated)");
-    if (fingerprint(repeat) != fingerprint(runs.shared_loud)) {
-      const std::uint64_t prints[] = {fingerprint(runs.shared_loud), fingerprint(repeat)};
-      add_determinism_findings(n, prints, outcome.findings);
-    }
-    runs.shared_quiet = run_submission(context, n, kSharedPoisonQuiet, what + " (second shared pattern)");
-    set_guard(context, n, kGuardLoud);
-    runs.guard_loud = run_submission(context, n, kSharedPoisonQuiet, what + " (guard pattern)");
-    if (fingerprint(repeat) == fingerprint(runs.shared_loud)) {
-      add_poison_findings(n, runs, outcome.findings);
-    } else {
-      // A racing kernel differs between any two launches; only the loud values still prove a read.
-      PoisonRuns loud_only{runs.shared_loud, runs.shared_loud, runs.guard_loud};
-      add_poison_findings(n, loud_only, outcome.findings);
+    {
+      // The three launches below ask for the GPU alone once, not once each.
+      GpuSession::PlantingSpan span(context.gpu);
+      const auto repeat = run_submission(context, n, kSharedPoisonLoud, what + " (repeated)");
+      if (fingerprint(repeat) != fingerprint(runs.shared_loud)) {
+        const std::uint64_t prints[] = {fingerprint(runs.shared_loud), fingerprint(repeat)};
+        add_determinism_findings(n, prints, outcome.findings);
+      }
+      runs.shared_quiet = run_submission(context, n, kSharedPoisonQuiet, what + " (second shared pattern)");
+      set_guard(context, n, kGuardLoud);
+      runs.guard_loud = run_submission(context, n, kSharedPoisonQuiet, what + " (guard pattern)");
+      if (fingerprint(repeat) == fingerprint(runs.shared_loud)) {
+        add_poison_findings(n, runs, outcome.findings);
+      } else {
+        // A racing kernel differs between any two launches; only the loud values still prove a read.
+        PoisonRuns loud_only{runs.shared_loud, runs.shared_loud, runs.guard_loud};
+        add_poison_findings(n, loud_only, outcome.findings);
+      }
     }
 
     std::vector<float> after(static_cast<std::size_t>(n + kGuardElements));

@@ -173,4 +173,10 @@ void from_json(const nlohmann::json& j, Calibration& calibration) {
   }
 }
 
+const StageCalibration* calibrated_stage_at(const Calibration& calibration, const std::string& stage_id,
+                                            std::int64_t n) {
+  const auto found = calibration.stages.find(stage_id);
+  return found == calibration.stages.end() || found->second.n != n ? nullptr : &found->second;
+}
+
 }  // namespace cudojo

@@ -51,6 +51,11 @@ std::filesystem::path default_calibration_dir(const std::filesystem::path& cours
 std::optional<Calibration> load_calibration(const std::filesystem::path& dir, const std::string& gpu_name);
 std::filesystem::path save_calibration(const std::filesystem::path& dir, const Calibration& calibration);
 
+// The calibration's figures for `stage_id` when it measured them at `n` elements (a stage whose size
+// changed since is not read from old figures), else null.
+const StageCalibration* calibrated_stage_at(const Calibration& calibration, const std::string& stage_id,
+                                            std::int64_t n);
+
 // Where the gate's reference figures came from, and the previous stage's calibrated reference,
 // as the report shows them.
 struct CalibrationUse {

@@ -83,5 +83,17 @@ TEST_F(CalibrationFiles, AFileForAnotherGpuUnderThisNameIsRefused) {
   EXPECT_THROW(load_calibration(dir_, "NVIDIA H100"), CalibrationError);
 }
 
+TEST(Calibration, AStagesFiguresAreReadOnlyAtTheSizeTheyWereMeasuredAt) {
+  Calibration calibration;
+  calibration.stages["reduction/3"].n = 4194304;
+  calibration.stages["reduction/3"].reference_time_ms.median_ms = 0.021;
+  const StageCalibration* found = calibrated_stage_at(calibration, "reduction/3", 4194304);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->reference_time_ms.median_ms, 0.021);
+  EXPECT_EQ(calibrated_stage_at(calibration, "reduction/3", 1048576), nullptr)
+      << "a stage whose size changed";
+  EXPECT_EQ(calibrated_stage_at(calibration, "reduction/4", 4194304), nullptr) << "a stage not calibrated";
+}
+
 }  // namespace
 }  // namespace cudojo

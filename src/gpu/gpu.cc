@@ -243,6 +243,7 @@ const LoadedKernel& judge_kernel(const std::unique_ptr<LoadedKernel>& kernel) {
 }  // namespace
 
 void GpuSession::poison_shared(float pattern) {
+  if (!plants_shared_) return;
   if (!planting_) {
     // A planting's turn begins with this process's earlier work finished (gpu/gpu_turns.h).
     sync_judge();
@@ -254,6 +255,17 @@ void GpuSession::poison_shared(float pattern) {
   // Several blocks per SM so every SM runs at least one, whatever order the scheduler picks.
   judge_kernel(poison_kernel_)
       .launch(dim3(info_.sm_count * 4), dim3(1024), poison_shared_bytes_, args, stream_);
+}
+
+GpuSession::PlantingSpan::PlantingSpan(GpuSession& gpu) : gpu_(gpu) {
+  if (!gpu_.plants_shared_) return;
+  gpu_.sync_judge();  // the span begins with nothing of this process's on the GPU
+  gpu_turns::pin_span();
+  pinned_ = true;
+}
+
+GpuSession::PlantingSpan::~PlantingSpan() {
+  if (pinned_) gpu_turns::unpin_span();
 }
 
 void GpuSession::start_noise(std::uint32_t seed) {

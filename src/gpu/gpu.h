@@ -139,6 +139,22 @@ class GpuSession {
   // processes share the GPU (gpu/gpu_turns.h), from here to the next sync_learner() this process
   // has it alone.
   void poison_shared(float pattern);
+  // A test case's plantings under one turn alone (gpu/gpu_turns.h, pin_span): scoped, and meant
+  // for launches with only short host work between them. Nothing when no planting is needed.
+  class PlantingSpan {
+   public:
+    explicit PlantingSpan(GpuSession& gpu);
+    ~PlantingSpan();
+    PlantingSpan(const PlantingSpan&) = delete;
+    PlantingSpan& operator=(const PlantingSpan&) = delete;
+
+   private:
+    GpuSession& gpu_;
+    bool pinned_ = false;
+  };
+  // Whether plantings are needed at all: a kernel whose code has no shared memory cannot read what
+  // a planting leaves, so for it poison_shared() plants nothing and takes no turn alone.
+  void plant_shared_memory(bool needed) { plants_shared_ = needed; }
   // Starts a judge kernel on a second stream that keeps every SM and the L2 busy with atomics for
   // a while (its length drawn from `seed`), so a launch made now runs beside other work, as on a
   // shared GPU: an order of atomics that only repeats on an idle GPU changes. wait_noise() ends it.
@@ -180,6 +196,7 @@ class GpuSession {
   DeviceBuffer<unsigned> noise_scratch_;
   int poison_shared_bytes_ = 0;
   bool planting_ = false;  // a planting's turn is held until the learner's launch has finished
+  bool plants_shared_ = true;
   bool noise_running_ = false;
   DeviceBuffer<unsigned char> l2_flush_;
   DeviceBuffer<float> l2_flush_sink_;

@@ -3,6 +3,7 @@
 #include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <string>
 
 namespace cudojo::gpu_turns {
 
@@ -14,6 +15,7 @@ struct State {
   bool queued = false;  // work enqueued since the last drain
   int briefs = 0;       // synchronous calls under way
   bool planting = false;
+  bool span = false;
   bool noise = false;
 };
 
@@ -30,7 +32,7 @@ void hold_shared(State& s) {
 
 void let_go_if_idle(State& s) {
   if (s.held != Held::kShared && s.held != Held::kAlone) return;
-  if (s.queued || s.briefs > 0 || s.planting || s.noise) return;
+  if (s.queued || s.briefs > 0 || s.planting || s.span || s.noise) return;
   s.channel->release();
   s.held = Held::kNothing;
 }
@@ -82,22 +84,45 @@ void brief_end() {
   let_go_if_idle(state);
 }
 
+namespace {
+
+// From shared (or nothing) to alone. Never waits for the GPU while holding it (run/gpu_lease.h):
+// the shared turn goes first, and only with nothing of this process's left on the GPU (GpuSession
+// drains its stream first).
+void hold_alone(State& s, const char* what) {
+  if (s.held == Held::kShared) {
+    if (s.queued || s.noise || s.briefs > 0)
+      throw std::logic_error(std::string(what) + " must begin with nothing of this process's on the GPU");
+    s.channel->release();
+    s.held = Held::kNothing;
+  }
+  if (s.held == Held::kNothing) {
+    s.channel->alone();
+    s.held = Held::kAlone;
+  }
+}
+
+}  // namespace
+
 void pin_planting() {
   std::lock_guard lock(mutex);
   if (!state.channel) return;
-  if (state.held == Held::kShared) {
-    // Never wait for the GPU while holding it (run/gpu_lease.h): the shared turn goes first, and
-    // only with nothing of this process's left on the GPU (GpuSession drains its stream first).
-    if (state.queued || state.noise || state.briefs > 0)
-      throw std::logic_error("a planting must begin with nothing of this process's on the GPU");
-    state.channel->release();
-    state.held = Held::kNothing;
-  }
-  if (state.held == Held::kNothing) {
-    state.channel->alone();
-    state.held = Held::kAlone;
-  }
+  hold_alone(state, "a planting");
   state.planting = true;
+}
+
+void pin_span() {
+  std::lock_guard lock(mutex);
+  if (!state.channel) return;
+  hold_alone(state, "a span of plantings");
+  state.span = true;
+}
+
+void unpin_span() {
+  std::lock_guard lock(mutex);
+  if (!state.channel) return;
+  state.span = false;
+  let_go_if_idle(state);
 }
 
 void unpin_planting() {
@@ -132,6 +157,7 @@ void give_back() {
   if (!state.channel) return;
   state.queued = false;
   state.planting = false;
+  state.span = false;
   state.noise = false;
   state.held = Held::kNothing;
 }

@@ -50,6 +50,11 @@ void brief_end();
 // A shared-memory planting: from here until unpin_planting(), this process has the GPU alone.
 void pin_planting();
 void unpin_planting();
+// A test case's plantings under one turn alone, asked for once: from here until unpin_span(),
+// plantings and the launches between them keep the GPU alone (each would otherwise ask again and
+// wait for every other job's work to drain first). Begin with nothing of this process's queued.
+void pin_span();
+void unpin_span();
 // The judge's noise kernel runs on a second stream: a drain of the main stream does not end the turn.
 void pin_noise();
 void unpin_noise();

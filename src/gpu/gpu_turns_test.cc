@@ -89,6 +89,34 @@ TEST(GpuTurns, APlantingAfterSharedWorkGivesTheSharedTurnBackBeforeAskingToBeAlo
   EXPECT_EQ(parent.said, (Said{"shared", "none", "shared", "none", "alone"}));
 }
 
+TEST(GpuTurns, ASpanOfPlantingsAsksForTheGpuAloneOnceAndKeepsItBetweenThem) {
+  Recorded parent;
+  gpu_turns::enqueue();  // the case's upload, shared
+  gpu_turns::drained();
+  gpu_turns::pin_span();
+  for (int launch = 0; launch < 3; ++launch) {
+    gpu_turns::pin_planting();
+    gpu_turns::enqueue();  // the poisoning kernel
+    gpu_turns::drained();
+    gpu_turns::enqueue();  // the learner's launch
+    gpu_turns::drained();
+    gpu_turns::unpin_planting();
+    // The comparison of its answer, on the host: still alone, since the span goes on.
+    EXPECT_EQ(gpu_turns::held(), gpu_turns::Held::kAlone);
+  }
+  gpu_turns::enqueue();  // the guard values written between launches: held already
+  gpu_turns::drained();
+  gpu_turns::unpin_span();
+  EXPECT_EQ(gpu_turns::held(), gpu_turns::Held::kNothing);
+  EXPECT_EQ(parent.said, (Said{"shared", "none", "alone", "none"}));
+}
+
+TEST(GpuTurns, ASpanMustBeginWithNothingQueued) {
+  Recorded parent;
+  gpu_turns::enqueue();
+  EXPECT_THROW(gpu_turns::pin_span(), std::logic_error);
+}
+
 TEST(GpuTurns, MeasuringAsksForNothingMore) {
   Recorded parent;
   gpu_turns::give_back();

@@ -14,6 +14,7 @@
 
 #include "compile/nvrtc_compiler.h"
 #include "gpu/gpu.h"
+#include "run/tool_marks.h"
 #include "run/worker_channel.h"
 
 namespace cudojo {
@@ -77,6 +78,8 @@ class CudaStartup {
     if (device.present) {
       try {
         session_ = std::make_unique<GpuSession>(0, default_cuda_include_dir(), with_judge_kernels_);
+        // A sanitizer's worker builds its end-of-job mark now, before it says it is ready.
+        if (!with_judge_kernels_) prepare_tool_log_mark(*session_);
       } catch (...) {
         error_ = std::current_exception();
       }

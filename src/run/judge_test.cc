@@ -14,6 +14,8 @@
 #include <sstream>
 #include <thread>
 
+#include "common/environment.h"
+
 namespace cudojo {
 namespace {
 
@@ -90,6 +92,34 @@ TEST_F(FakeWorkerProgram, ACorrectKernelIsAcceptedAfterTheGpuIsHandedOver) {
   EXPECT_TRUE(report.timings_ms.count("held_for_tools"));
   EXPECT_GT(report.timings_ms.at("total"), 0);
   EXPECT_EQ(report.file, "mine.cu");
+}
+
+// CUPTI measured nothing (no metrics_source): ncu stands in, but only for a kernel still correct
+// after its timed launches; one caught answering from an earlier launch is not profiled at all.
+TEST_F(FakeWorkerProgram, NcuProfilesOnlyAKernelStillCorrectAfterItsTimedLaunches) {
+  const auto ncu_ran = dir_ / "ncu-ran";
+  const auto ncu = dir_ / "ncu";
+  std::ofstream(ncu) << "#!/bin/sh\ntouch " << ncu_ran.string() << "\n";
+  chmod(ncu.c_str(), 0755);
+  setenv(env::kNcu, ncu.c_str(), 1);
+  for (const bool found_wrong_in_timing : {true, false}) {
+    std::filesystem::remove(ncu_ran);
+    nlohmann::json result = nlohmann::json::parse(completed_report(0.05, 0.04));
+    result["report"]["metrics"].erase("metrics_source");
+    if (found_wrong_in_timing)
+      result["report"]["findings"] =
+          nlohmann::json::array({Finding{"stale_answer", "kept from a launch", {}}});
+    CheckRequest checked = request(
+        "read job\n"
+        "echo '{\"event\":\"compiled\",\"compile\":{\"ok\":true,\"arch\":\"sm_90\"},\"builds\":{}}' >&3\n"
+        "echo '{\"event\":\"await_gpu\"}' >&3\nread grant\necho '" +
+        result.dump() + "' >&3\n");
+    run_check(checked);
+    EXPECT_EQ(std::filesystem::exists(ncu_ran), !found_wrong_in_timing)
+        << (found_wrong_in_timing ? "ncu profiled a kernel found wrong in its timed launches"
+                                  : "ncu did not stand in for CUPTI");
+  }
+  unsetenv(env::kNcu);
 }
 
 TEST_F(FakeWorkerProgram, AnOversizeSourceNeverReachesAWorker) {

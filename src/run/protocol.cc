@@ -94,6 +94,7 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
        {"keep_alive", job.keep_alive},
        {"gpu_turns", job.gpu_turns},
+       {"calibration_dir", job.calibration_dir},
        {"submission_build", optional_build(job.submission_build)},
        {"reference_build", optional_build(job.reference_build)},
        {"counted_build", optional_build(job.counted_build)},
@@ -119,6 +120,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.profiler_setup_wait_ms = j.value("profiler_setup_wait_ms", job.profiler_setup_wait_ms);
   job.keep_alive = j.value("keep_alive", false);
   job.gpu_turns = j.value("gpu_turns", false);
+  job.calibration_dir = j.value("calibration_dir", std::string());
   if (j.contains("submission_build") && !j.at("submission_build").is_null()) {
     job.submission_build = j.at("submission_build").get<BuiltKernel>();
   }

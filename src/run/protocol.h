@@ -104,6 +104,9 @@ struct Job {
   // Other jobs share the GPU (a server's slots): ask for a turn on it before any work there, alone
   // around each shared-memory planting, and give it back whenever the work has drained.
   bool gpu_turns = false;
+  // The calibration folder (gate/calibration.h): the reference's time per launch, which sets the
+  // phases' budgets, is read from this GPU's calibration when it has the stage at its size.
+  std::string calibration_dir;
 };
 
 // Binary images in JSON (cubins, between processes).

@@ -33,6 +33,15 @@ TEST(Protocol, AJobCarriesItsBuildsOrNone) {
   EXPECT_EQ(back.mode, WorkerMode::kSanitize);
 }
 
+TEST(Protocol, AJobCarriesWhereTheCalibrationIs) {
+  Job job;
+  job.calibration_dir = "/srv/course/calibration";
+  job.gpu_turns = true;
+  const Job back = nlohmann::json::parse(nlohmann::json(job).dump()).get<Job>();
+  EXPECT_EQ(back.calibration_dir, "/srv/course/calibration");
+  EXPECT_TRUE(back.gpu_turns);
+}
+
 TEST(Protocol, ABrokenBuildIsAnErrorNotGarbage) {
   EXPECT_ANY_THROW((nlohmann::json{{"lowered_name", "reduce"}, {"image_base64", "abc"}}.get<BuiltKernel>()));
   EXPECT_ANY_THROW((nlohmann::json{{"lowered_name", "reduce"}, {"image_base64", "@@@@"}}.get<BuiltKernel>()));

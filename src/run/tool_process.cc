@@ -5,6 +5,7 @@
 
 #include "common/environment.h"
 #include "run/session.h"
+#include "run/tool_marks.h"
 
 namespace cudojo {
 
@@ -14,11 +15,12 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-// Waits (within `wait_ms`) until the tool has written the worker's mark into its log.
-std::optional<std::size_t> wait_for_log_mark(const ToolLog& log, std::size_t offset, double wait_ms) {
+// Waits (within `wait_ms`) until the tool has written the worker's `mark` into its log.
+std::optional<std::size_t> wait_for_log_mark(const ToolLog& log, std::size_t offset, const std::string& mark,
+                                             double wait_ms) {
   const auto give_up = Clock::now() + std::chrono::microseconds(static_cast<long long>(wait_ms * 1000));
   for (;;) {
-    if (auto at = find_tool_log_mark(log.read_from(offset))) return offset + *at;
+    if (auto at = find_tool_log_mark(log.read_from(offset), mark)) return offset + *at;
     if (Clock::now() >= give_up) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -90,15 +92,28 @@ ToolRun follow_tool_worker(WorkerProcess& worker, const std::string& job_line, c
   }
   if (got_result && follow.keep_alive && follow.log) {
     const auto result_at = Clock::now();
-    run.log_end = wait_for_log_mark(*follow.log, follow.log_offset, follow.mark_wait_ms);
+    if (follow.mark.empty()) {
+      // No mark: the log as it stands is the job's; a report in it lets the worker go, and the
+      // whole log is read once the tool has exited.
+      const std::string part = follow.log->read_from(follow.log_offset);
+      if (!tool_log_has_report(part)) run.log_end = follow.log_offset + part.size();
+    } else {
+      run.log_end = wait_for_log_mark(*follow.log, follow.log_offset, follow.mark, follow.mark_wait_ms);
+      run.mark_missing = !run.log_end;
+    }
     run.timings["parent.mark"] = std::chrono::duration<double, std::milli>(Clock::now() - result_at).count();
-    run.mark_missing = !run.log_end;
     if (run.log_end) {
       const auto marked = Clock::now();
       const auto settle = std::min(
           deadline, marked + std::chrono::microseconds(static_cast<long long>(follow.settle_ms * 1000)));
       await_idle(worker, settle, run.reusable);
       run.timings["parent.settle"] = std::chrono::duration<double, std::milli>(Clock::now() - marked).count();
+      // Without a mark, anything the tool wrote after the cut (the worker has drained the GPU while
+      // settling) is this job's: the cut is dropped, the worker goes, and the log is read whole.
+      if (follow.mark.empty() && follow.log->size() != *run.log_end) {
+        run.log_end.reset();
+        run.reusable = false;
+      }
       if (run.reusable) return run;
     }
   }
@@ -122,18 +137,6 @@ std::vector<std::string> worker_command(const ToolSettings& settings, std::vecto
   prefix.push_back("worker");
   prefix.push_back(std::string(to_string(mode)));
   return prefix;
-}
-
-std::optional<std::size_t> find_tool_log_mark(const std::string& log) {
-  for (std::size_t at = log.find(kToolLogMark); at != std::string::npos;
-       at = log.find(kToolLogMark, at + 1)) {
-    const std::size_t line_start = log.rfind('\n', at);
-    const std::size_t start = line_start == std::string::npos ? 0 : line_start + 1;
-    if (log.compare(start, at - start, "") != 0 &&
-        log.substr(start, at - start).find("Program hit") != std::string::npos)
-      return start;
-  }
-  return std::nullopt;
 }
 
 }  // namespace cudojo

@@ -77,12 +77,14 @@ struct ToolFollow {
   bool keep_alive = false;
   const ToolLog* log = nullptr;
   std::size_t log_offset = 0;
+  std::string mark;  // run/tool_marks.h; empty: the log as it stands at the result is the job's
   double mark_wait_ms = 0;
   double settle_ms = 0;
 };
 
-// Waits (within `wait_ms`) until the tool has written the worker's mark into its log.
-std::optional<std::size_t> wait_for_log_mark(const ToolLog& log, std::size_t offset, double wait_ms);
+// Waits (within `wait_ms`) until the tool has written the worker's `mark` into its log.
+std::optional<std::size_t> wait_for_log_mark(const ToolLog& log, std::size_t offset, const std::string& mark,
+                                             double wait_ms);
 
 // Reads a tool worker's messages until its result, its end, the budget or `cancelled`, then waits
 // (within the same budget) for the tool to exit, since it writes its log as it exits; a warm one

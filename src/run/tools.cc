@@ -11,6 +11,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -19,6 +20,7 @@
 #include "common/environment.h"
 #include "common/json_text.h"
 #include "run/session.h"
+#include "run/tool_marks.h"
 #include "run/tool_process.h"
 
 namespace cudojo {
@@ -59,11 +61,16 @@ struct SanitizerPass::Tool {
   bool given_job = false;
   bool said_ready = false;  // its "ready" was read (a kept worker says it once, before its first job)
   int printed = 0;          // reports its tool has printed so far, marks included (see print_limit())
+  std::string mark;         // what ends a job's part of its log (run/tool_marks.h); empty: none
+  // A kept worker's log size when its last job was read: whatever the tool writes after that
+  // belongs to no job, so a log that grew lets the worker go before its next job.
+  std::optional<std::size_t> log_size_after_job;
+  bool log_grew() const { return log_size_after_job && log.size() != *log_size_after_job; }
 };
 
 namespace {
 
-// Tools whose log showed no mark once (a tool that does not report failed CUDA calls): their
+// Tools whose log showed no mark once (a tool that did not report the mark on this GPU): their
 // workers are not kept alive again in this process, since their logs could not be cut.
 std::mutex unmarked_mutex;
 std::set<std::string> unmarked_tools;
@@ -101,12 +108,16 @@ int SanitizerPass::print_limit() const {
 std::unique_ptr<SanitizerPass::Tool> SanitizerPass::start_tool(const char* name) {
   auto tool = std::make_unique<Tool>();
   tool->name = name;
+  tool->mark = new_tool_mark(name);
+  WorkerProcess::Environment environment = tool_environment(settings_);
+  environment.emplace_back(env::kToolName, name);
+  environment.emplace_back(env::kToolMark, tool->mark);
   tool->worker = std::make_unique<WorkerProcess>(
       worker_command(settings_,
                      {settings_.sanitizer_executable, "--tool", name, "--log-file", tool->log.path(),
                       "--print-limit", std::to_string(print_limit())},
                      WorkerMode::kSanitize),
-      settings_.limits.max_output_bytes, tool_environment(settings_));
+      settings_.limits.max_output_bytes, environment);
   return tool;
 }
 
@@ -115,7 +126,7 @@ void SanitizerPass::refill() {
   std::vector<std::unique_ptr<Tool>> kept;
   for (const char* name : kSanitizerTools) {
     auto found = std::find_if(tools_.begin(), tools_.end(), [&](const auto& tool) {
-      return tool && tool->name == name && tool->worker && tool->worker->running();
+      return tool && tool->name == name && tool->worker && tool->worker->running() && !tool->log_grew();
     });
     kept.push_back(found != tools_.end() ? std::move(*found) : start_tool(name));
   }
@@ -128,7 +139,7 @@ SanitizerPass::~SanitizerPass() { cancel(); }
 bool SanitizerPass::ready() {
   if (!settings_.sanitizer_executable.empty() && tools_.size() != std::size(kSanitizerTools)) return false;
   for (auto& tool : tools_) {
-    if (!tool->worker->running()) return false;
+    if (!tool->worker->running() || tool->log_grew()) return false;
   }
   return true;
 }
@@ -171,6 +182,7 @@ void SanitizerPass::start(const Job& sanitize_job, GpuLease* lease, const std::s
     follow.keep_alive = job.keep_alive;
     follow.log = &tool->log;
     follow.log_offset = tool->log_offset = tool->log.size();
+    follow.mark = tool->mark;
     follow.mark_wait_ms = settings_.limits.tool_log_mark_wait_ms;
     follow.settle_ms = settings_.limits.worker_settle_ms;
     tool->job_sent = Clock::now();
@@ -212,11 +224,14 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
     outcome.timings_ms["sanitizer." + tool->name] = tool->seconds * 1000.0;
     for (const auto& [step, ms] : tool->run.timings)
       outcome.timings_ms["sanitizer." + tool->name + "." + step] = ms;
-    const std::string log =
+    const std::string log = without_tool_mark_reports(
         tool->run.log_end
             ? tool->log.read_from(tool->log_offset).substr(0, *tool->run.log_end - tool->log_offset)
-            : tool->log.read_from(tool->log_offset);
-    if (tool->run.mark_missing) marks_missing(tool->name);
+            : tool->log.read_from(tool->log_offset),
+        tool->mark);
+    // A mark missing after a part with reports may only have been cut off by the print limit (the
+    // tool stops printing once it is reached): that worker goes, and its tool stays kept.
+    if (tool->run.mark_missing && !tool_log_has_report(log)) marks_missing(tool->name);
     // CUDOJO_KEEP_SANITIZER_LOGS=DIR keeps each raw log (how tests/fixtures/sanitizer/ was captured).
     if (const char* keep = std::getenv(env::kKeepSanitizerLogs); keep && *keep) {
       std::ofstream(std::string(keep) + "/" + tool->name + "-" + file_name + ".txt") << log;
@@ -236,7 +251,7 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
                       settings_.limits.tool_budget_ms / 1000);
     }
     outcome.summary.tools.push_back({tool->name, errors.errors, tool->seconds});
-    tool->printed += errors.errors + 1;  // and the mark
+    tool->printed += errors.errors + (tool->mark.empty() ? 0 : 1);  // and the mark
     if (tool->printed + settings_.limits.sanitizer_print_limit + 1 > print_limit())
       tool->run.reusable = false;
     outcome.findings.insert(outcome.findings.end(), errors.findings.begin(), errors.findings.end());
@@ -249,6 +264,7 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
 void SanitizerPass::keep_reusable_tools() {
   std::erase_if(tools_, [](const auto& tool) { return tool->given_job && !tool->run.reusable; });
   for (auto& tool : tools_) {
+    if (tool->given_job) tool->log_size_after_job = tool->log.size();
     tool->given_job = false;
     tool->said_ready = true;
   }

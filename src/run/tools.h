@@ -39,16 +39,9 @@ struct ToolSettings {
   JudgeLimits limits = kDefaultLimits;
   std::string sanitizer_executable;  // empty: not found (the pass is skipped, with a note)
   // Keep each tool worker for the next job after a clean one (a server's warm set): its log is
-  // cut per job at the mark the worker leaves (run/worker.cc, mark_end_of_tool_log).
+  // cut per job at the mark the worker leaves (run/tool_marks.h).
   bool keep_alive = false;
 };
-
-// The line a kept-alive tool worker's mark leaves in its tool's log: the tool's report of the one
-// CUDA call the worker makes to fail on purpose. Everything before it belongs to the job.
-inline constexpr const char* kToolLogMark = "on CUDA API call to cudaFuncGetAttributes";
-
-// Where the mark's line starts in `log`, if it is there.
-std::optional<std::size_t> find_tool_log_mark(const std::string& log);
 
 // What the sanitizer pass found, and how long each tool took.
 struct SanitizerOutcome {

@@ -10,11 +10,25 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <vector>
 
 namespace cudojo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// A fake tool that logs into $LOG, and the fake worker's lines that leave each tool's own mark
+// there (run/tool_marks.h; synccheck needs none).
+constexpr const char* kLoggingSanitizer =
+    "export LOG=$4\necho '========= COMPUTE-SANITIZER' > \"$LOG\"\nshift 6\nexec \"$@\"\n";
+constexpr const char* kLeaveEachToolsMark =
+    "  case $CUDOJO_TOOL in\n"
+    "    memcheck) echo '========= Program hit cudaErrorInvalidDeviceFunction (error 98) on CUDA API "
+    "call to cudaFuncGetAttributes.' >> \"$LOG\";;\n"
+    "    racecheck) echo \"========= Error: Race reported between Write access at $CUDOJO_TOOL_MARK+0x60\" "
+    ">> \"$LOG\";;\n"
+    "  esac\n";
 
 class SanitizerPassTest : public ::testing::Test {
  protected:
@@ -42,6 +56,17 @@ class SanitizerPassTest : public ::testing::Test {
     tools.worker_executable = script("worker", worker_body);
     tools.sanitizer_executable = (dir_ / "sanitizer").string();
     tools.limits.tool_budget_ms = budget_ms;
+    return tools;
+  }
+
+  // Kept tools under the logging fake: each worker notes its tool in `starts` and runs `per_job`
+  // (shell lines) for every job it reads.
+  ToolSettings kept_tools(const std::string& starts, const std::string& per_job) {
+    script("sanitizer", kLoggingSanitizer);
+    ToolSettings tools =
+        settings("echo $CUDOJO_TOOL >> " + starts +
+                 "\necho '{\"event\":\"ready\"}' >&3\nwhile read job; do\n" + per_job + "done\n");
+    tools.keep_alive = true;
     return tools;
   }
 
@@ -107,7 +132,7 @@ TEST_F(SanitizerPassTest, AFaultUnderAKeptToolDoesNotStopItsLaterWorkersBeingKep
   // kernel faulted does); every later job completes, leaves the mark in its tool's log and settles.
   const std::string starts = (dir_ / "starts").string();
   const std::string faulted = (dir_ / "faulted").string();
-  script("sanitizer", "export LOG=$4\necho '========= COMPUTE-SANITIZER' > \"$LOG\"\nshift 6\nexec \"$@\"\n");
+  script("sanitizer", kLoggingSanitizer);
   ToolSettings tools =
       settings("echo started >> " + starts +
                "\necho '{\"event\":\"ready\"}' >&3\nwhile read job; do\n"
@@ -116,9 +141,8 @@ TEST_F(SanitizerPassTest, AFaultUnderAKeptToolDoesNotStopItsLaterWorkersBeingKep
                " 2>/dev/null; then\n"
                "    echo '{\"event\":\"result\",\"outcome\":\"runtime_error\",\"report\":{}}' >&3; exit 0\n"
                "  fi\n"
-               "  echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{}}' >&3\n"
-               "  echo '========= Program hit cudaErrorInvalidDeviceFunction (error 98) on CUDA API call to "
-               "cudaFuncGetAttributes.' >> \"$LOG\"\n"
+               "  echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{}}' >&3\n" +
+               kLeaveEachToolsMark +
                "  echo '{\"event\":\"idle\",\"reusable\":true,\"why\":\"\"}' >&3\n"
                "done\n");
   tools.keep_alive = true;
@@ -149,21 +173,82 @@ TEST(Tools, WithoutComputeSanitizerThePassSaysSoAndRunsNothing) {
   EXPECT_NE(outcome.summary.note.find("compute-sanitizer was not found"), std::string::npos);
 }
 
-TEST(Tools, AKeptToolsLogIsCutAtTheWorkersMark) {
-  const std::string job =
-      "========= Error: Race reported between Write access at reduce+0x10 in mine.cu:11\n"
-      "=========     and Read access at reduce+0x20 in mine.cu:12 [32 hazards]\n";
-  const std::string mark =
-      "========= Program hit cudaErrorInvalidDeviceFunction (error 98) due to \"invalid device function\" "
-      "on CUDA API call to cudaFuncGetAttributes.\n=========     Saved host backtrace up to driver entry "
-      "point\n";
-  const auto at = find_tool_log_mark(job + mark);
-  ASSERT_TRUE(at.has_value());
-  EXPECT_EQ(*at, job.size());
-  EXPECT_FALSE(find_tool_log_mark(job).has_value());
-  // The call's name alone, in a learner's line or a frame, is not the mark.
-  EXPECT_FALSE(find_tool_log_mark("=========     Host Frame: on CUDA API call to cudaFuncGetAttributes\n"));
-  EXPECT_EQ(find_tool_log_mark(mark + job + mark).value(), 0u);
+TEST_F(SanitizerPassTest, EachToolsLogIsCutPerJobAtItsOwnMark) {
+  // The first job finds a race (racecheck goes on: a race does not stop the launch) and a barrier
+  // error (synccheck, which leaves no mark: a report lets its worker go); the second is clean.
+  const std::string starts = (dir_ / "starts").string();
+  ToolSettings tools = kept_tools(
+      starts,
+      // The first job of all (mkdir succeeds once per tool), whichever worker runs it.
+      "  first=no; mkdir " + (dir_ / "first-").string() +
+          "$CUDOJO_TOOL 2>/dev/null && first=yes\n"
+          "  if [ $first = yes ] && [ $CUDOJO_TOOL = racecheck ]; then\n"
+          "    echo '========= Error: Race reported between Write access at reduce+0x10 in mine.cu:11' "
+          ">> \"$LOG\"\n"
+          "  fi\n"
+          "  if [ $first = yes ] && [ $CUDOJO_TOOL = synccheck ]; then\n"
+          "    echo '========= Barrier error detected. Invalid arguments.' >> \"$LOG\"\n"
+          "    echo '=========     at reduce+0x20 in mine.cu:12' >> \"$LOG\"\n"
+          "  fi\n" +
+          kLeaveEachToolsMark +
+          "  echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{}}' >&3\n"
+          "  echo '{\"event\":\"idle\",\"reusable\":true,\"why\":\"\"}' >&3\n"
+          "");
+  SanitizerPass pass(tools);
+  Job job;
+  job.keep_alive = true;
+  std::vector<std::map<std::string, int>> errors;
+  for (int run = 0; run < 2; ++run) {
+    pass.wait_until_started(Clock::now() + std::chrono::seconds(5));
+    pass.start(job);
+    const SanitizerOutcome outcome = pass.finish("mine.cu");
+    errors.emplace_back();
+    for (const auto& tool : outcome.summary.tools) errors.back()[tool.tool] = tool.errors;
+    pass.refill();
+  }
+  EXPECT_EQ(errors[0]["racecheck"], 1);
+  EXPECT_EQ(errors[0]["synccheck"], 1);
+  EXPECT_EQ(errors[1]["racecheck"], 0) << "the first job's race was read again in the second's log";
+  EXPECT_EQ(errors[1]["synccheck"], 0);
+  EXPECT_EQ(errors[1]["memcheck"], 0);
+  std::ifstream in(starts);
+  std::map<std::string, int> started;
+  for (std::string line; std::getline(in, line);) ++started[line];
+  EXPECT_EQ(started["racecheck"], 1) << "racecheck was not kept after a job that found a race";
+  EXPECT_EQ(started["memcheck"], 1);
+  EXPECT_EQ(started["synccheck"], 2) << "synccheck was kept although its log held a report";
+}
+
+// Last in this file: a mark that never came in time stops racecheck's workers being kept for the
+// rest of the process.
+TEST_F(SanitizerPassTest, AReportThatComesLateStaysWithItsJobAndAMarkIsNeverAFinding) {
+  // racecheck's mark comes after the parent stopped waiting for it; synccheck's report comes after
+  // the result, while the worker settles.
+  const std::string starts = (dir_ / "starts").string();
+  ToolSettings tools = kept_tools(
+      starts, std::string("  echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{}}' >&3\n"
+                          "  if [ $CUDOJO_TOOL = racecheck ]; then sleep 0.5; fi\n") +
+                  kLeaveEachToolsMark +
+                  "  if [ $CUDOJO_TOOL = synccheck ]; then\n"
+                  "    sleep 0.2\n"
+                  "    echo '========= Barrier error detected. Invalid arguments.' >> \"$LOG\"\n"
+                  "    echo '=========     at reduce+0x20 in mine.cu:12' >> \"$LOG\"\n"
+                  "  fi\n"
+                  "  echo '{\"event\":\"idle\",\"reusable\":true,\"why\":\"\"}' >&3\n"
+                  "");
+  tools.limits.tool_log_mark_wait_ms = 100;
+  SanitizerPass pass(tools);
+  Job job;
+  job.keep_alive = true;
+  pass.wait_until_started(Clock::now() + std::chrono::seconds(5));
+  pass.start(job);
+  const SanitizerOutcome outcome = pass.finish("mine.cu");
+  std::map<std::string, int> errors;
+  for (const auto& tool : outcome.summary.tools) errors[tool.tool] = tool.errors;
+  EXPECT_EQ(errors["racecheck"], 0) << "the judge's own mark was read as the learner's race";
+  EXPECT_TRUE(outcome.findings.empty() || outcome.findings.front().code != "shared_race");
+  EXPECT_EQ(errors["synccheck"], 1) << "a report written after the result was lost";
+  EXPECT_FALSE(pass.ready()) << "a synccheck worker whose log grew after its cut was kept";
 }
 
 }  // namespace

@@ -178,6 +178,11 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
   GpuSession& gpu = cuda.session();
   gpu_turns::brief_end();
   if (first_job) report.timings_ms["cuda_start"] = cuda.device_ms() + cuda.session_ms();
+  // The same reading of the PTX that lets racecheck skip such a kernel: plantings without shared
+  // memory in the learner's code would prove nothing, and each holds the GPU from other jobs. A
+  // launch with dynamic shared memory is planted whatever its PTX says (a pointer made up in the
+  // shared window needs no ".shared" in the code).
+  gpu.plant_shared_memory(may_use_shared_memory(builds) || job.stage.launch.dynamic_shared_bytes > 0);
   clock.step("wait_for_cuda");
   report.gpu = gpu.info();
   try {

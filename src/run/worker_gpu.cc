@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -9,7 +10,9 @@
 #include <string>
 
 #include "contract/driver.h"
+#include "gate/calibration.h"
 #include "gpu/gpu_turns.h"
+#include "run/tool_marks.h"
 #include "run/worker_profile.h"
 
 namespace cudojo {
@@ -40,23 +43,33 @@ void fill_metrics(const ContractOutcome& outcome, const GpuInfo& gpu, Metrics& m
   }
 }
 
-// A tool worker kept alive writes every job's findings into one log. After its launch has finished
-// it makes one CUDA call that fails on purpose and in a way the judge never does otherwise; the
-// tool reports the failed call after everything the launch caused, so the parent cuts the log
-// there (run/tools.cc, kToolLogMark). The error is cleared at once.
-void mark_end_of_tool_log() {
-  cudaFuncAttributes attributes{};
-  (void)cudaFuncGetAttributes(&attributes, nullptr);
-  (void)cudaGetLastError();
+// This GPU's calibrated figures for the job's stage at its size (gate/calibration.h), if any.
+std::optional<StageCalibration> calibrated_stage(const Job& job, const GpuInfo& gpu) {
+  if (job.calibration_dir.empty()) return std::nullopt;
+  CalibrationLookup lookup;
+  try {
+    lookup = look_up_calibration(job.calibration_dir, gpu.name, job.stage.id);
+  } catch (const std::exception&) {
+    return std::nullopt;  // an unreadable folder: measured here, as without a calibration
+  }
+  if (!lookup.calibration) return std::nullopt;
+  const StageCalibration* stage =
+      calibrated_stage_at(*lookup.calibration, job.stage.id, job.stage.performance_size);
+  if (!stage) return std::nullopt;
+  return *stage;
 }
 
 // The reference's time per launch sets the phases' budgets only (phase_launch_factor, 2000 times it
-// per launch, over a floor of 3 s: far more than other jobs sharing the GPU can slow a launch). A
-// warm worker measures it once per stage, launch and reference build, not per job: it costs a
-// full-size input (up to 2^26 values made and copied) and five launches, a good part of a second
-// on the largest stages.
+// per launch, over a floor of 3 s: far more than other jobs sharing the GPU can slow a launch).
+// Measuring it costs a full-size input (up to 2^26 values made and copied) and five launches, a
+// good part of a second on the largest stages, so it is read from this GPU's calibration when that
+// has the stage at the same size, and otherwise measured once per warm worker, stage, launch and
+// reference build.
 double reference_time_per_launch(const Job& job, const Builds& builds, ContractDriver& driver,
-                                 ContractContext& context) {
+                                 ContractContext& context,
+                                 const std::optional<StageCalibration>& calibrated) {
+  if (calibrated && calibrated->reference_time_ms.median_ms > 0)
+    return calibrated->reference_time_ms.median_ms;
   static std::map<std::string, double> measured;
   const std::string image(builds.reference.image.begin(), builds.reference.image.end());
   const auto& launch = job.stage.launch;
@@ -105,7 +118,8 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
                             second_submission.get()};
     driver->launch_once_for_tools(context, job.tool_size, submission, {});
     clock.step("launch");
-    if (job.keep_alive) mark_end_of_tool_log();
+    // A kept tool writes every job's findings into one log: the mark ends this job's part.
+    if (job.keep_alive) leave_tool_log_mark(gpu);
     send_result(outcome::kCompleted, report);
     return;
   }
@@ -128,12 +142,15 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
     return;
   }
 
+  // The reference's figures this GPU's calibration has need not be measured again per job.
+  const std::optional<StageCalibration> calibrated = calibrated_stage(job, gpu.info());
   std::optional<BackgroundProfile> profile;
-  if (job.profile) profile.emplace(job, context, *driver);
+  if (job.profile)
+    profile.emplace(job, context, *driver, calibrated ? calibrated->reference_metrics : std::nullopt);
   ContractOutcome outcome;
   if (job.stage.deterministic) add_float_atomic_findings(job, builds, outcome.findings);
   try {
-    announce.reference_time(reference_time_per_launch(job, builds, *driver, context));
+    announce.reference_time(reference_time_per_launch(job, builds, *driver, context, calibrated));
     clock.step("reference_time");
     driver->run_tests(context, outcome);
     report.tests = outcome.tests;
