@@ -30,6 +30,10 @@ echo
 
 echo "## 1. GPU end-to-end tests (gtest, label gpu)"
 $build/cudojo_e2e_tests --gtest_filter='Gpu*' 2>&1 || expect_fail "GPU end-to-end tests"
+# The unit tests that need a GPU (the judge's session: planted kernels, the input compared on the device).
+if [ -x "$build/cudojo_unit_tests" ]; then
+  $build/cudojo_unit_tests --gtest_filter='GpuSessionTest.*' 2>&1 || expect_fail "GPU unit tests"
+fi
 echo
 
 echo "## 2. References and starters"

@@ -156,6 +156,8 @@ def summary(job, path):
         "queued_to_verdict_s": job["queued_to_verdict_ms"] / 1000,
         "time_ratio": metrics.get("time_ratio"),
         "fresh_worker": "cuda_start" in (report.get("timings_ms") or {}),
+        # The tests' shared-memory plantings went through the kernel's planted build (no turn alone).
+        "planted_by_kernel": "load_planted" in (report.get("timings_ms") or {}),
         "timings_ms": report.get("timings_ms") or {},
     }
 
@@ -164,6 +166,7 @@ def show(label, result):
     timings = result["timings_ms"]
     print(f"  {label} {result['file']:44} {result['verdict']:20} q->v {result['queued_to_verdict_s']:5.2f} s "
           f"ratio {result['time_ratio'] or 0:6.3f} fresh {str(result['fresh_worker']):5} "
+          f"planted {'kernel' if result.get('planted_by_kernel') else 'sms':6} "
           f"lease {timings.get('waited_for_gpu', 0):6.0f} ms metrics {result['metrics_source'] or '-':5} "
           f"tools {result['sanitizer']} skipped {result['sanitizer_skipped']} {result['sanitizer_note'][:60]} "
           f"findings {result['findings']}", flush=True)
@@ -256,8 +259,10 @@ def main():
                         rng.shuffle(items)
                     result = burst(server, items)
                     out["bursts"].append(result)
+                    planted = sum(1 for r in result["results"] if r.get("planted_by_kernel"))
                     print(f"{args.build}: burst of {result['jobs']}: {result['seconds']:.1f} s, "
-                          f"{result['jobs_per_minute']:.1f} jobs/min", flush=True)
+                          f"{result['jobs_per_minute']:.1f} jobs/min ({planted} planted by their kernel)",
+                          flush=True)
             if "alone" in parts:
                 out["alone"] = one_at_a_time(server, mix + copies, pause=0.0)
                 print(f"{args.build}: {len(out['alone'])} jobs one at a time", flush=True)

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .device-build
 mkdir -p .device-build/lib
-for binary in cudojo cudojo_e2e_tests; do
+for binary in cudojo cudojo_e2e_tests cudojo_unit_tests; do
   strip -o ".device-build/$binary" "build/$binary"
 done
 ldd build/cudojo | awk '/=> \// {print $3}' | while read -r library; do

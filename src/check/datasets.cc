@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "check/parallel_chunks.h"
+
 namespace cudojo {
 
 namespace {
@@ -77,7 +79,11 @@ void fill_unsigned_data(UnsignedDataKind kind, std::span<std::uint32_t> out, std
     for (auto& v : out) v = value;
     return;
   }
-  for (auto& v : out) v = next_unsigned_value(kind, random);
+  // Element i is draw i+1 of the seed's generator, however the array is split.
+  for_each_chunk(out.size(), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
+    SplitMix64 chunk_random = SplitMix64::after_draws(seed, begin);
+    for (std::size_t i = begin; i < end; ++i) out[i] = next_unsigned_value(kind, chunk_random);
+  });
 }
 
 float next_float_value(DataKind kind, SplitMix64& random) {
@@ -130,7 +136,7 @@ int next_counter_start(int previous, SplitMix64& random) {
 }
 
 std::uint64_t SplitMix64::next() {
-  std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+  std::uint64_t z = (state_ += kIncrement);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
@@ -140,39 +146,54 @@ void fill_data(DataKind kind, std::span<float> out, std::uint64_t seed) {
   SplitMix64 random(seed);
   switch (kind) {
     case DataKind::kExact: {
-      for (std::size_t i = 0; i < out.size(); i += 32) {
-        std::uint64_t bits = random.next();  // 2 bits per value, 32 values per draw
-        for (std::size_t k = 0; k < 32 && i + k < out.size(); ++k) {
-          out[i + k] = static_cast<float>((bits >> (2 * k)) & 3u);
+      // 2 bits per value, 32 values per draw: values 32j..32j+31 come from draw j+1.
+      const std::size_t words = (out.size() + 31) / 32;
+      for_each_chunk(out.size(), 32, [&](std::size_t, std::size_t begin, std::size_t end) {
+        SplitMix64 chunk_random = SplitMix64::after_draws(seed, begin / 32);
+        for (std::size_t i = begin; i < end; i += 32) {
+          const std::uint64_t bits = chunk_random.next();
+          for (std::size_t k = 0; k < 32 && i + k < end; ++k)
+            out[i + k] = static_cast<float>((bits >> (2 * k)) & 3u);
         }
-      }
+      });
       // Above about 8 million values the total of 0..3 would pass 2^24, where float stops holding
       // every integer and the order of additions starts to matter. There, only a fraction of the
       // elements (spread over the whole array) keep their value, so the total stays near 3/4 of 2^24,
-      // and a hard stop keeps it below: every partial sum is then exact in any order.
+      // and a hard stop keeps it below: every partial sum is then exact in any order. Element i is
+      // kept by draw words+i+1; the hard stop needs the running total, so it is one pass after.
       const double kept = std::min(1.0, 0.75 * kFloatIntegerLimit / (1.5 * static_cast<double>(out.size())));
       if (kept < 1.0) {
+        for_each_chunk(out.size(), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
+          SplitMix64 chunk_random = SplitMix64::after_draws(seed, words + begin);
+          for (std::size_t i = begin; i < end; ++i) {
+            if (chunk_random.next_unit_float() >= kept) out[i] = 0.0f;
+          }
+        });
         double total = 0;
         for (auto& value : out) {
-          if (random.next_unit_float() >= kept || total + value >= kFloatIntegerLimit) value = 0.0f;
+          if (total + value >= kFloatIntegerLimit) value = 0.0f;
           total += value;
         }
       }
       break;
     }
     case DataKind::kFractional:
-      for (std::size_t i = 0; i < out.size(); ++i) {
-        out[i] = 1.0f + static_cast<float>(i % 1000) * 0.001f;
-      }
+      for_each_chunk(out.size(), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) out[i] = 1.0f + static_cast<float>(i % 1000) * 0.001f;
+      });
       break;
     case DataKind::kRandomSigned:
-      // Uniform in [-0.5, 1.5): both signs and cancellation, but a total near N/2, so the
-      // tolerance (which grows with the sum of magnitudes) is a small fraction of the answer. Data
-      // centred on zero sums to about sqrt(N), below its own tolerance: any answer would pass.
-      for (auto& value : out) value = 2.0f * random.next_unit_float() - 0.5f;
+    case DataKind::kAllNegative:
+      // One draw per value. Random signed: uniform in [-0.5, 1.5), both signs and cancellation,
+      // but a total near N/2, so the tolerance (which grows with the sum of magnitudes) is a small
+      // fraction of the answer. Data centred on zero sums to about sqrt(N), below its own
+      // tolerance: any answer would pass.
+      for_each_chunk(out.size(), 1, [&](std::size_t, std::size_t begin, std::size_t end) {
+        SplitMix64 chunk_random = SplitMix64::after_draws(seed, begin);
+        for (std::size_t i = begin; i < end; ++i) out[i] = next_float_value(kind, chunk_random);
+      });
       break;
     case DataKind::kTenths:
-    case DataKind::kAllNegative:
     case DataKind::kSignedZeros:
     case DataKind::kWithNan:
       for (auto& value : out) value = next_float_value(kind, random);

@@ -61,7 +61,13 @@ std::vector<ReferenceSum> block_reference_sums(std::span<const float> values, in
 // A small, fast, seedable generator (splitmix64), so a run can be reproduced from its seed.
 class SplitMix64 {
  public:
+  static constexpr std::uint64_t kIncrement = 0x9E3779B97F4A7C15ull;
   explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  // The generator of `seed` after `draws` draws: its next() is the same value as the (draws+1)-th
+  // of SplitMix64(seed), so a long array's chunks can be drawn apart and in parallel.
+  static SplitMix64 after_draws(std::uint64_t seed, std::uint64_t draws) {
+    return SplitMix64(seed + draws * kIncrement);
+  }
   std::uint64_t next();
   // Uniform in [0, 1) with 24 random bits: exactly representable in float.
   float next_unit_float() { return static_cast<float>(next() >> 40) * (1.0f / 16777216.0f); }

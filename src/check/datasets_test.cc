@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <vector>
 
+#include "check/findings.h"
 #include "check/tolerance.h"
 
 namespace cudojo {
@@ -192,6 +194,57 @@ TEST(TimedChanges, ACounterNeverStartsAtZeroNorWhereTheLaunchBeforeStarted) {
     ASSERT_NE(start_again, would_repeat);
     ASSERT_GE(start_again, 1);
     ASSERT_LE(start_again, 1 << 28);
+  }
+}
+
+// The data as one pass over the array draws it, written out plainly: the filling that splits a large
+// array over threads must give these values, bit for bit, or every verdict's data would change.
+std::vector<float> drawn_in_one_pass(DataKind kind, std::size_t n, std::uint64_t seed) {
+  std::vector<float> out(n);
+  SplitMix64 random(seed);
+  if (kind == DataKind::kExact) {
+    for (std::size_t i = 0; i < n; i += 32) {
+      const std::uint64_t bits = random.next();
+      for (std::size_t k = 0; k < 32 && i + k < n; ++k)
+        out[i + k] = static_cast<float>((bits >> (2 * k)) & 3u);
+    }
+    const double kept = std::min(1.0, 0.75 * 16777216.0 / (1.5 * static_cast<double>(n)));
+    if (kept < 1.0) {
+      double total = 0;
+      for (auto& value : out) {
+        if (random.next_unit_float() >= kept || total + value >= 16777216.0) value = 0.0f;
+        total += value;
+      }
+    }
+    return out;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = kind == DataKind::kFractional ? 1.0f + static_cast<float>(i % 1000) * 0.001f
+                                           : next_float_value(kind, random);
+  }
+  return out;
+}
+
+TEST(Datasets, DataSplitOverThreadsIsTheDataOfOnePass) {
+  // 2^23 + 77 values: past the threads' threshold, past the exact data's thinning (about 8 million),
+  // and not a multiple of the 32 values an exact draw makes.
+  const std::size_t n = (std::size_t{1} << 23) + 77;
+  for (const DataKind kind : {DataKind::kExact, DataKind::kFractional, DataKind::kRandomSigned,
+                              DataKind::kAllNegative, DataKind::kTenths, DataKind::kWithNan}) {
+    std::vector<float> filled(n);
+    fill_data(kind, filled, 0xC0FFEE);
+    const std::vector<float> expected = drawn_in_one_pass(kind, n, 0xC0FFEE);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < n; ++i) differing += float_bits(filled[i]) != float_bits(expected[i]);
+    EXPECT_EQ(differing, 0u) << to_string(kind);
+  }
+  for (const UnsignedDataKind kind : {UnsignedDataKind::kBytes, UnsignedDataKind::kFullRange}) {
+    std::vector<std::uint32_t> filled(n);
+    fill_unsigned_data(kind, filled, 99);
+    SplitMix64 random(99);
+    std::size_t differing = 0;
+    for (std::size_t i = 0; i < n; ++i) differing += filled[i] != next_unsigned_value(kind, random);
+    EXPECT_EQ(differing, 0u) << to_string(kind);
   }
 }
 

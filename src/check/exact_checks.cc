@@ -3,18 +3,27 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <limits>
 #include <optional>
 
 #include "check/findings.h"
+#include "check/parallel_chunks.h"
 
 namespace cudojo {
 
 std::uint64_t expected_u64_sum(std::span<const std::uint32_t> values) {
+  // Integer sums: the chunks' totals add to the same answer in any order.
+  std::array<std::uint64_t, kMaxChunks> totals{};
+  for_each_chunk(values.size(), 1, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    std::uint64_t total = 0;
+    for (std::size_t i = begin; i < end; ++i) total += values[i];
+    totals[chunk] = total;
+  });
   std::uint64_t total = 0;
-  for (const auto v : values) total += v;
+  for (const auto part : totals) total += part;
   return total;
 }
 
@@ -52,8 +61,15 @@ void add_u64_sum_findings(std::int64_t n, std::uint64_t expected, std::uint64_t 
 }
 
 Histogram expected_histogram(std::span<const std::uint32_t> values) {
+  std::array<Histogram, kMaxChunks> parts{};
+  for_each_chunk(values.size(), 1, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    Histogram& bins = parts[chunk];
+    for (std::size_t i = begin; i < end; ++i) ++bins[values[i] % kHistogramBins];
+  });
   Histogram bins{};
-  for (const auto v : values) ++bins[v % kHistogramBins];
+  for (const auto& part : parts) {
+    for (std::size_t b = 0; b < kHistogramBins; ++b) bins[b] += part[b];
+  }
   return bins;
 }
 

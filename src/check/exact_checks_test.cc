@@ -22,6 +22,21 @@ TEST(U64Sum, TheTotalPassesTwoToTheThirtyTwoWithoutLosingADigit) {
   EXPECT_FALSE(judge_u64_sum("full_range", 3, 8589934593ull, 1ull).ok);
 }
 
+TEST(U64Sum, AnArraySplitOverThreadsHasTheTotalAndBinsOfOnePass) {
+  // Past the size where the expected answers are worked out on several threads, and not a
+  // multiple of their count.
+  std::vector<std::uint32_t> values((std::size_t{1} << 21) + 13);
+  fill_unsigned_data(UnsignedDataKind::kFullRange, values, 5);
+  std::uint64_t total = 0;
+  Histogram bins{};
+  for (const auto v : values) {
+    total += v;
+    ++bins[v % kHistogramBins];
+  }
+  EXPECT_EQ(expected_u64_sum(values), total);
+  EXPECT_EQ(expected_histogram(values), bins);
+}
+
 TEST(U64Sum, AnAnswerWithTheRightLowWordIsNamedOverflow) {
   FindingSet findings;
   const std::uint64_t expected = (5ull << 32) + 1234;

@@ -1,13 +1,15 @@
 #include "compile/check_build.h"
 
 #include "compile/ptx_barriers.h"
+#include "compile/ptx_planting.h"
 #include "compile/ptx_warp_collectives.h"
 
 namespace cudojo {
 
 std::optional<std::string> judge_name_in_module(std::string_view ptx) {
-  for (const char* name : {kBarrierPassesSymbol, kBarrierLinesSymbol, kBarrierShapeSymbol, kWarpGoneSymbol,
-                           kWarpMaskLinesSymbol, kWarpMaskRecordSymbol}) {
+  for (const char* name :
+       {kBarrierPassesSymbol, kBarrierLinesSymbol, kBarrierShapeSymbol, kWarpGoneSymbol, kWarpMaskLinesSymbol,
+        kWarpMaskRecordSymbol, kPlantedPatternSymbol, kPlantedDynamicSymbol}) {
     if (ptx.find(name) != std::string_view::npos) return std::string(name);
   }
   return std::nullopt;

@@ -45,7 +45,7 @@ enum WarpMaskRecordField : std::uint32_t {
   kRecordFields
 };
 
-// The judge's counter name that the learner's module already declares or uses, if any: such a
+// The judge's counter or planting name that the learner's module already declares or uses, if any: such a
 // module would collide with the counters (or forge them), so it is refused as a compile error.
 std::optional<std::string> judge_name_in_module(std::string_view ptx);
 

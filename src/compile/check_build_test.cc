@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compile/compile_test_support.h"
 #include "compile/nvrtc_compiler.h"
 #include "compile/ptx_lines.h"
 #include "compile/ptxas_test_support.h"
@@ -18,15 +19,7 @@ namespace cudojo {
 namespace {
 
 CompileResult compile(const std::string& source) {
-  CompileRequest request;
-  request.source = source;
-  request.file_name = "mine.cu";
-  request.kernel_name = "reduce";
-  request.kernel_parameters = "const float* X, float* out, int N";
-  request.kernel_pointer_type = "void (*)(const float*, float*, int)";
-  request.arch = "sm_90";
-  request.cuda_include_dir = default_cuda_include_dir();
-  return compile_kernel(request);
+  return compile_kernel(testing::accumulator_request(source));
 }
 
 CheckBuild check_build(const std::string& source) {

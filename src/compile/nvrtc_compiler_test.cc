@@ -7,22 +7,13 @@
 #include <filesystem>
 #include <fstream>
 
+#include "compile/compile_test_support.h"
 #include "compile/utf8.h"
 
 namespace cudojo {
 namespace {
 
-CompileRequest accumulator_request(const std::string& source) {
-  CompileRequest request;
-  request.source = source;
-  request.file_name = "mine.cu";
-  request.kernel_name = "reduce";
-  request.kernel_parameters = "const float* X, float* out, int N";
-  request.kernel_pointer_type = "void (*)(const float*, float*, int)";
-  request.arch = "sm_90";
-  request.cuda_include_dir = default_cuda_include_dir();
-  return request;
-}
+using testing::accumulator_request;
 
 constexpr const char* kGoodKernel =
     "__global__ void reduce(const float* X, float* out, int N) {\n"

@@ -106,5 +106,15 @@ TEST(PtxBarriers, PtxasAcceptsTheCountedModule) {
   testing::expect_ptxas_accepts(counted->ptx);
 }
 
+TEST(PtxBarriers, AVeryLongLineIsReadPastWithoutRecursionAndOneWithABarrierIsNotCounted) {
+  const std::string module = ".version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n";
+  // 600 000 blanks before an instruction, as nested macros in inline asm can make.
+  auto blanks =
+      instrument_ptx_barriers(module + std::string(600'000, ' ') + "membar.cta;\n\tbar.sync 0;\n}\n", 1);
+  ASSERT_TRUE(blanks.has_value());
+  EXPECT_EQ(blanks->barriers, 1);
+  EXPECT_FALSE(instrument_ptx_barriers(module + std::string(5000, ' ') + "bar.sync 0;\n}\n", 1).has_value());
+}
+
 }  // namespace
 }  // namespace cudojo

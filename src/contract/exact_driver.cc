@@ -27,6 +27,7 @@
 #include "check/exact_checks.h"
 #include "check/findings.h"
 #include "contract/driver.h"
+#include "contract/kept_host_buffer.h"
 #include "measure/timing.h"
 
 namespace cudojo {
@@ -229,7 +230,8 @@ class ExactDriver : public ContractDriver {
     std::int64_t max_n = context.stage.performance_size;
     for (auto n : context.stage.test_sizes) max_n = std::max(max_n, n);
     input_ = DeviceBuffer<Input>(static_cast<std::size_t>(max_n + kGuardElements));
-    host_.assign(static_cast<std::size_t>(max_n + kGuardElements), Input{});
+    pristine_ = DeviceBuffer<Input>(input_.count());
+    host_.at_least(input_.count());
     output_ = DeviceBuffer<Output>(Contract::kOutputs);
     initial_.assign(Contract::kOutputs, Contract::initial());
   }
@@ -337,16 +339,14 @@ class ExactDriver : public ContractDriver {
       }
     }
 
-    std::vector<Input> after(static_cast<std::size_t>(n + kGuardElements));
-    context.gpu.download(after.data(), input_.get(), after.size() * sizeof(Input));
-    std::int64_t changed = 0, first = -1;
-    for (std::size_t i = 0; i < after.size(); ++i) {
-      if (std::memcmp(&after[i], &host_[i], sizeof(Input)) != 0) {
-        if (first < 0) first = static_cast<std::int64_t>(i);
-        ++changed;
-      }
-    }
-    add_input_findings(n, first, changed, outcome.findings);
+    // The input as the host made it (guard included) goes up again only now, after the kernel's
+    // last launch, and the two are compared there: a copy made before the launches would be
+    // memory the kernel could reach and rewrite to match what it did to its input.
+    static_assert(sizeof(Input) == 4, "the input is compared on the device as 32-bit words");
+    const std::size_t words = static_cast<std::size_t>(n + kGuardElements);
+    context.gpu.upload(pristine_.get(), host_.data(), words * sizeof(Input));
+    const auto changed = context.gpu.count_changed_words(input_.get(), pristine_.get(), words);
+    add_input_findings(n, changed.first, changed.changed, outcome.findings);
   }
 
   // A racing kernel whose answer has few possible values (a float max over zeros of either sign)
@@ -405,7 +405,8 @@ class ExactDriver : public ContractDriver {
 
   DeviceBuffer<Input> input_;
   DeviceBuffer<Output> output_;
-  std::vector<Input> host_;
+  DeviceBuffer<Input> pristine_;
+  KeptHostBuffer<Input> host_;
   std::vector<Output> initial_;
   std::int64_t tool_n_ = -1;
   typename Contract::Expected tool_expected_{};

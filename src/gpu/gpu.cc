@@ -1,170 +1,23 @@
 #include "gpu/gpu.h"
 
 #include <fmt/format.h>
-#include <nvrtc.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 
-#include "compile/nvrtc_compiler.h"
+#include "common/limits.h"
 
 namespace cudojo {
 
 namespace {
 
-// The judge's helper kernels.
-//   cudojo_poison_shared  one block per SM-sized allocation; each thread writes every blockDim-th
-//                         word of the block's dynamic shared memory with the pattern.
-//   cudojo_read_probe     grid-stride read of float4s, four independent loads in flight per thread;
-//                         the sum is kept alive by a store that never happens on zero-filled input.
-//   cudojo_noise          each thread adds to pseudo-random words of a 4 KiB scratch area for a
-//                         pseudo-random number of rounds: SMs and the L2 stay busy, unevenly.
-constexpr const char* kJudgeKernels = R"(
-extern "C" __global__ void cudojo_poison_shared(float pattern, int words) {
-  extern __shared__ float scratch[];
-  for (int i = threadIdx.x; i < words; i += blockDim.x) scratch[i] = pattern;
-}
-
-extern "C" __global__ void cudojo_read_probe(const float4* __restrict__ data, long long count,
-                                             float* sink) {
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  float acc = 0.0f;
-  for (; i + 3 * stride < count; i += 4 * stride) {
-    const float4 a = data[i], b = data[i + stride], c = data[i + 2 * stride], d = data[i + 3 * stride];
-    acc += (a.x + a.y + a.z + a.w) + (b.x + b.y + b.z + b.w) + (c.x + c.y + c.z + c.w) +
-           (d.x + d.y + d.z + d.w);
-  }
-  for (; i < count; i += stride) {
-    const float4 a = data[i];
-    acc += a.x + a.y + a.z + a.w;
-  }
-  if (acc == -1.0f) *sink = acc;
-}
-
-extern "C" __global__ void cudojo_noise(unsigned int* scratch, unsigned int seed, int rounds) {
-  unsigned int h = seed ^ (blockIdx.x * 0x9E3779B9u) ^ (threadIdx.x * 0x85EBCA6Bu);
-  h ^= h >> 16;
-  h *= 0x7FEB352Du;
-  h ^= h >> 15;
-  const int count = rounds / 2 + (int)(h % (unsigned int)rounds);
-  for (int i = 0; i < count; ++i) {
-    h = h * 1664525u + 1013904223u;
-    atomicAdd(&scratch[h >> 22], 1u);
-  }
-}
-)";
-
 constexpr std::size_t kProbeBytes = std::size_t{1} << 30;
 constexpr int kProbeRuns = 5;
 
 }  // namespace
-
-std::vector<char> compile_judge_kernel(const std::string& source, const std::string& symbol,
-                                       const std::string& arch, const std::string& cuda_include_dir,
-                                       std::string& lowered) {
-  CompileRequest request;
-  request.source = source;
-  request.file_name = "cudojo_judge.cu";
-  request.kernel_name = symbol;
-  request.kernel_parameters = "";
-  request.kernel_pointer_type = symbol == "cudojo_poison_shared" ? "void (*)(float, int)"
-                                : symbol == "cudojo_noise" ? "void (*)(unsigned int*, unsigned int, int)"
-                                                           : "void (*)(const float4*, long long, float*)";
-  request.arch = arch;
-  request.cuda_include_dir = cuda_include_dir;
-  CompileResult result = compile_kernel(request);
-  if (!result.ok) throw std::runtime_error("the judge's own kernel did not compile:\n" + result.log);
-  lowered = result.lowered_name;
-  return result.image;
-}
-
-LoadedKernel::LoadedKernel(const std::vector<char>& image, const std::string& symbol,
-                           int dynamic_shared_bytes, ParameterAbi abi)
-    : abi_(abi) {
-  // Loading copies the code to the GPU (and a sanitizer instruments it there).
-  struct Brief {
-    Brief() { gpu_turns::brief_begin(); }
-    ~Brief() { gpu_turns::brief_end(); }
-  } brief;
-  CUDOJO_CUDA(cudaLibraryLoadData(&library_, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  CUDOJO_CUDA(cudaLibraryGetKernel(&kernel_, library_, symbol.c_str()));
-  const void* function = reinterpret_cast<const void*>(kernel_);
-  if (dynamic_shared_bytes > 48 * 1024) {
-    CUDOJO_CUDA(
-        cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_shared_bytes));
-  }
-  CUDOJO_CUDA(cudaFuncSetAttribute(function, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                   cudaSharedmemCarveoutMaxShared));
-}
-
-LoadedKernel::~LoadedKernel() {
-  if (!library_) return;
-  gpu_turns::brief_begin();
-  cudaLibraryUnload(library_);
-  gpu_turns::brief_end();
-}
-
-void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes, void** args,
-                          cudaStream_t stream) const {
-  if (quiet_ && launches_++ > 0) return quiet_->launch(grid, block, shared_bytes, args, stream);
-  gpu_turns::enqueue();
-  CUDOJO_CUDA(
-      cudaLaunchKernel(reinterpret_cast<const void*>(kernel_), grid, block, args, shared_bytes, stream));
-}
-
-LaidOutArguments lay_out_arguments(ParameterAbi abi, std::span<const KernelArgument> args) {
-  LaidOutArguments laid_out;
-  auto push = [&](std::uint64_t value) { laid_out.values.push_back(value); };
-  for (const KernelArgument& argument : args) {
-    if (!argument.is_array) {
-      // Little-endian: a 32-bit parameter reads the low half of its 8-byte slot.
-      push(static_cast<std::uint32_t>(argument.value));
-      continue;
-    }
-    const auto address = reinterpret_cast<std::uint64_t>(argument.data);
-    if (abi == ParameterAbi::kNumbaArrays) {
-      const auto count = static_cast<std::uint64_t>(argument.count);
-      push(0);                       // meminfo: no Python object owns device memory here
-      push(0);                       // parent
-      push(count);                   // nitems
-      push(argument.element_bytes);  // itemsize
-      push(address);                 // data
-      push(count);                   // shape[0]
-      push(argument.element_bytes);  // strides[0]: contiguous
-    } else {
-      push(address);
-    }
-  }
-  for (auto& value : laid_out.values) laid_out.pointers.push_back(&value);
-  return laid_out;
-}
-
-void LoadedKernel::launch(dim3 grid, dim3 block, std::size_t shared_bytes,
-                          std::span<const KernelArgument> args, cudaStream_t stream) const {
-  LaidOutArguments laid_out = lay_out_arguments(abi_, args);
-  launch(grid, block, shared_bytes, laid_out.pointers.data(), stream);
-}
-
-std::vector<std::uint32_t> LoadedKernel::read_global(const char* name, std::size_t count) const {
-  void* address = nullptr;
-  std::size_t bytes = 0;
-  // Looking the variable up may load the module onto the GPU (lazy loading): held from there.
-  gpu_turns::brief_begin();
-  if (cudaLibraryGetGlobal(&address, &bytes, library_, name) != cudaSuccess) {
-    gpu_turns::brief_end();
-    cudaGetLastError();  // a missing symbol is an answer, not a sticky error
-    return {};
-  }
-  std::vector<std::uint32_t> values(std::min(count, bytes / sizeof(std::uint32_t)));
-  const cudaError_t copied =
-      cudaMemcpy(values.data(), address, values.size() * sizeof(std::uint32_t), cudaMemcpyDeviceToHost);
-  gpu_turns::brief_end();
-  CUDOJO_CUDA(copied);
-  return values;
-}
 
 GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool with_judge_kernels) {
   CUDOJO_CUDA(cudaSetDevice(device));
@@ -214,6 +67,8 @@ GpuSession::GpuSession(int device, const std::string& cuda_include_dir, bool wit
   poison_kernel_ = std::make_unique<LoadedKernel>(cubin, poison_symbol, poison_shared_bytes_);
   probe_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_read_probe", 0);
   noise_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_noise", 0);
+  compare_kernel_ = std::make_unique<LoadedKernel>(cubin, "cudojo_count_changed", 0);
+  compare_result_ = DeviceBuffer<unsigned long long>(2);
   noise_scratch_ = DeviceBuffer<unsigned>(1024);
   CUDOJO_CUDA(cudaStreamCreateWithFlags(&noise_stream_, cudaStreamNonBlocking));
   l2_flush_ = DeviceBuffer<unsigned char>(
@@ -227,6 +82,7 @@ GpuSession::~GpuSession() {
   poison_kernel_.reset();
   probe_kernel_.reset();
   noise_kernel_.reset();
+  compare_kernel_.reset();
   if (noise_stream_) cudaStreamDestroy(noise_stream_);
   if (start_) cudaEventDestroy(start_);
   if (stop_) cudaEventDestroy(stop_);
@@ -244,6 +100,12 @@ const LoadedKernel& judge_kernel(const std::unique_ptr<LoadedKernel>& kernel) {
 
 void GpuSession::poison_shared(float pattern) {
   if (!plants_shared_) return;
+  if (!self_planting_.empty()) {
+    std::uint32_t bits = 0;
+    std::memcpy(&bits, &pattern, sizeof(bits));
+    for (const LoadedKernel* kernel : self_planting_) kernel->arm_planting(bits, stream_);
+    return;
+  }
   if (!planting_) {
     // A planting's turn begins with this process's earlier work finished (gpu/gpu_turns.h).
     sync_judge();
@@ -258,7 +120,7 @@ void GpuSession::poison_shared(float pattern) {
 }
 
 GpuSession::PlantingSpan::PlantingSpan(GpuSession& gpu) : gpu_(gpu) {
-  if (!gpu_.plants_shared_) return;
+  if (!gpu_.plants_shared_ || !gpu_.self_planting_.empty()) return;
   gpu_.sync_judge();  // the span begins with nothing of this process's on the GPU
   gpu_turns::pin_span();
   pinned_ = true;
@@ -288,6 +150,24 @@ void GpuSession::wait_noise() {
     gpu_turns::unpin_noise();
   }
   CUDOJO_CUDA(waited);
+}
+
+GpuSession::ChangedWords GpuSession::count_changed_words(const void* now, const void* before,
+                                                         std::size_t words) {
+  const unsigned long long start[2] = {0, ~0ull};
+  copy_async(compare_result_.get(), start, sizeof(start), cudaMemcpyHostToDevice);
+  const auto* now_words = static_cast<const unsigned*>(now);
+  const auto* before_words = static_cast<const unsigned*>(before);
+  long long count = static_cast<long long>(words);
+  unsigned long long* result = compare_result_.get();
+  void* args[] = {&now_words, &before_words, &count, &result};
+  judge_kernel(compare_kernel_).launch(dim3(info_.sm_count * 4), dim3(512), 0, args, stream_);
+  unsigned long long got[2] = {0, 0};
+  download(got, compare_result_.get(), sizeof(got));
+  ChangedWords changed;
+  changed.changed = static_cast<std::int64_t>(got[0]);
+  changed.first = got[0] ? static_cast<std::int64_t>(got[1]) : -1;
+  return changed;
 }
 
 void GpuSession::flush_l2() {

@@ -106,12 +106,24 @@ class LoadedKernel {
   // `count` elements; empty when the code has no such variable.
   std::vector<std::uint32_t> read_global(const char* name, std::size_t count) const;
 
+  // The tests' build of this kernel (compile/ptx_planting.h), which fills each block's shared memory
+  // with a pattern before the kernel's own code. Throws CudaError when it has no pattern variable.
+  void plant_through(std::unique_ptr<LoadedKernel> planted);
+  bool plants_itself() const { return planted_ != nullptr; }
+  // The next launch of this kernel runs the planted build, its blocks filled with `pattern_bits`
+  // (set on `stream`, ahead of that launch); the launches after it run this build again.
+  void arm_planting(std::uint32_t pattern_bits, cudaStream_t stream) const;
+
  private:
   cudaLibrary_t library_ = nullptr;
   cudaKernel_t kernel_ = nullptr;
   ParameterAbi abi_;
   std::unique_ptr<LoadedKernel> quiet_;
   mutable int launches_ = 0;
+  std::unique_ptr<LoadedKernel> planted_;
+  void* planted_pattern_ = nullptr;  // the planted build's pattern word, on the device
+  mutable std::uint32_t pattern_bits_ = 0;
+  mutable bool armed_ = false;
 };
 
 // The parameter values of one launch in `abi`'s layout, each 8 bytes wide (a 32-bit parameter
@@ -137,7 +149,7 @@ class GpuSession {
 
   // Fills every SM's shared memory with `pattern` so the next kernel finds it there. When other
   // processes share the GPU (gpu/gpu_turns.h), from here to the next sync_learner() this process
-  // has it alone.
+  // has it alone. With kernels that plant themselves (plant_through), arms them instead.
   void poison_shared(float pattern);
   // A test case's plantings under one turn alone (gpu/gpu_turns.h, pin_span): scoped, and meant
   // for launches with only short host work between them. Nothing when no planting is needed.
@@ -155,6 +167,13 @@ class GpuSession {
   // Whether plantings are needed at all: a kernel whose code has no shared memory cannot read what
   // a planting leaves, so for it poison_shared() plants nothing and takes no turn alone.
   void plant_shared_memory(bool needed) { plants_shared_ = needed; }
+  bool plants_shared_memory() const { return plants_shared_; }
+  // The learner's kernels of this job, when every one plants itself (LoadedKernel::plant_through):
+  // poison_shared() then arms them instead of filling every SM, and neither it nor PlantingSpan
+  // asks for the GPU alone, since no other process's kernel can run between a block's own fill and
+  // its code. Empty (the default): the fill of every SM, under a turn alone.
+  void plant_through(std::vector<const LoadedKernel*> kernels) { self_planting_ = std::move(kernels); }
+  bool plants_through_kernels() const { return !self_planting_.empty(); }
   // Starts a judge kernel on a second stream that keeps every SM and the L2 busy with atomics for
   // a while (its length drawn from `seed`), so a launch made now runs beside other work, as on a
   // shared GPU: an order of atomics that only repeats on an idle GPU changes. wait_noise() ends it.
@@ -167,6 +186,15 @@ class GpuSession {
   double measure_peak_read_gbps();
   // Events around one launch; `prepare` (reset, flush) runs before the start event.
   double time_once(const std::function<void()>& prepare, const std::function<void()>& launch);
+
+  // How many of the `words` 32-bit words at `now` differ from those at `before` (both on the
+  // device), and the index of the first that does (-1 when none): a kernel that wrote its input is
+  // found without bringing the input back to the host. Synchronizes.
+  struct ChangedWords {
+    std::int64_t changed = 0;
+    std::int64_t first = -1;
+  };
+  ChangedWords count_changed_words(const void* now, const void* before, std::size_t words);
 
   // Copies and fills on the judge's stream, left queued (the next synchronization finishes them).
   void copy_async(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind);
@@ -192,18 +220,23 @@ class GpuSession {
   std::unique_ptr<LoadedKernel> poison_kernel_;
   std::unique_ptr<LoadedKernel> probe_kernel_;
   std::unique_ptr<LoadedKernel> noise_kernel_;
+  std::unique_ptr<LoadedKernel> compare_kernel_;
+  DeviceBuffer<unsigned long long> compare_result_;
   cudaStream_t noise_stream_ = nullptr;
   DeviceBuffer<unsigned> noise_scratch_;
   int poison_shared_bytes_ = 0;
   bool planting_ = false;  // a planting's turn is held until the learner's launch has finished
   bool plants_shared_ = true;
+  std::vector<const LoadedKernel*> self_planting_;
   bool noise_running_ = false;
   DeviceBuffer<unsigned char> l2_flush_;
   DeviceBuffer<float> l2_flush_sink_;
 };
 
 // Judge kernels are plain CUDA C++ compiled by NVRTC, like a submission, so the build needs no
-// CUDA compiler and they always match the device's architecture.
+// CUDA compiler and they always match the device's architecture (gpu/judge_kernels.cc says what
+// each one does).
+extern const char* const kJudgeKernels;
 std::vector<char> compile_judge_kernel(const std::string& source, const std::string& symbol,
                                        const std::string& arch, const std::string& cuda_include_dir,
                                        std::string& lowered);

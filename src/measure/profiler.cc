@@ -265,6 +265,7 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     set.targetNestingLevel = 1;
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerSetConfig, set);
 
+    result.enable_ms = ms_since(passes_started);
     int passes = 0;
     LaunchMarks marks;
     marks.before = [&] {

@@ -31,6 +31,7 @@ struct ProfileResult {
   int passes = 0;                      // replay passes CUPTI asked for
   double setup_ms = 0;                 // loading CUPTI and building its configuration (CPU only)
   double passes_ms = 0;                // the replayed launches and reading the counters back
+  double enable_ms = 0;                // of passes_ms: enabling the range profiler and its config
 };
 
 // The metric names, as both CUPTI and ncu spell them.

@@ -139,6 +139,11 @@ void PreparedWorkers::refill(GpuLease* lease, std::chrono::steady_clock::time_po
   wait_until_started(deadline);
 }
 
+void PreparedWorkers::discard_those_that_ran_the_job() {
+  check_.reset();
+  if (sanitizers_) sanitizers_->discard_those_that_ran_the_job();
+}
+
 void PreparedWorkers::discard() {
   check_.reset();
   if (sanitizers_) sanitizers_->discard();
@@ -330,7 +335,19 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     }
   } else if (faulted(session)) {
     // A fault's memcheck report often names the faulting line; a fault ends quickly under the tools.
+    // Racecheck and synccheck are not given a kernel that faulted: the fault is what to fix first,
+    // and a worker that ran it is let go, so each would only be started again, holding the GPU
+    // from every other job's timing while it starts.
+    const bool held_back = tools_waiting.has_value();
+    if (held_back) {
+      tools_waiting->insert("racecheck");
+      tools_waiting->insert("synccheck");
+    }
     finish_sanitizers();
+    if (held_back && sanitized)
+      sanitized->summary.note +=
+          std::string(sanitized->summary.note.empty() ? "" : "; ") +
+          "racecheck and synccheck were not run: the kernel faulted, which is the first thing to fix";
     input.sanitizers = sanitized;
   } else if (sanitizers) {
     sanitizers->cancel();
@@ -345,10 +362,11 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     // (or that ran into a deadline); otherwise each worker that settled clean.
     // And none for ever: a set that has judged max_jobs_per_worker_set jobs is started afresh, so
     // whatever a clean-looking job could still have left behind does not accumulate.
-    if (leaves_doubt_about_memory(report) ||
-        ++prepared->jobs_judged_ >= request.workers.limits.max_jobs_per_worker_set) {
+    if (++prepared->jobs_judged_ >= request.workers.limits.max_jobs_per_worker_set) {
       prepared->discard();
       prepared->jobs_judged_ = 0;
+    } else if (leaves_doubt_about_memory(report)) {
+      prepared->discard_those_that_ran_the_job();
     } else if (!session.reusable) {
       prepared->check_.reset();
     }

@@ -63,6 +63,9 @@ class PreparedWorkers {
   void refill(GpuLease* lease, std::chrono::steady_clock::time_point deadline);
   // Lets every worker go (the job before left doubt about the GPU's memory).
   void discard();
+  // After such a job: the check worker goes, and the tool workers that ran its kernel; those that
+  // never got it stay (a faulted kernel is not given to racecheck and synccheck, run/judge.cc).
+  void discard_those_that_ran_the_job();
   // How many processes of the set were started since it was made (for the report and tests).
   int started_processes() const { return started_processes_; }
   const WorkerSettings& settings() const { return settings_; }

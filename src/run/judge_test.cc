@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -260,6 +261,53 @@ TEST_F(WarmWorkers, AFaultLetsTheWorkerGoEvenIfItSaysItCouldStay) {
   EXPECT_EQ(run_check(warm_request(workers), warm).verdict, Verdict::kRuntimeError);
   EXPECT_EQ(run_check(warm_request(workers), warm).verdict, Verdict::kRuntimeError);
   EXPECT_EQ(starts(), 2) << "a worker that ran a faulting kernel took another job";
+}
+
+TEST_F(WarmWorkers, AFaultedKernelGoesToMemcheckOnlySoRacecheckAndSynccheckStayWarm) {
+  // One program plays the check worker (its kernel faults) and, under a fake compute-sanitizer
+  // that logs and runs it, each tool's worker (memcheck leaves its mark and settles). Each notes
+  // its start as its tool's name, or "check".
+  const std::string starts = (dir_ / "starts").string();
+  const auto worker = dir_ / "worker";
+  std::ofstream(worker)
+      << "#!/bin/sh\necho ${CUDOJO_TOOL:-check} >> " << starts
+      << "\necho '{\"event\":\"ready\"}' >&3\nwhile read job; do\n"
+         "  case \"$job\" in\n"
+         "  *'\"mode\":\"sanitize\"'*)\n"
+         "    echo '{\"event\":\"result\",\"outcome\":\"completed\",\"report\":{}}' >&3\n"
+         "    echo '========= Program hit cudaErrorInvalidDeviceFunction (error 98) on CUDA API "
+         "call to cudaFuncGetAttributes.' >> \"$LOG\"\n"
+         "    echo '{\"event\":\"idle\",\"reusable\":true,\"why\":\"\"}' >&3;;\n"
+         "  *)\n"
+      << "    " << compiled() << "    " << echo(result_line("runtime_error", false)) << "    " << idle(true)
+      << "  ;;\n  esac\ndone\n";
+  chmod(worker.c_str(), 0755);
+  const auto sanitizer = dir_ / "sanitizer";
+  std::ofstream(sanitizer) << "#!/bin/sh\nexport LOG=$4\necho '========= COMPUTE-SANITIZER' > \"$LOG\"\n"
+                              "shift 6\nexec \"$@\"\n";
+  chmod(sanitizer.c_str(), 0755);
+  WorkerSettings workers;
+  workers.worker_executable = worker.string();
+  workers.sanitizer_executable = sanitizer.string();
+  workers.keep_alive = true;
+  workers.limits.worker_settle_ms = 500;
+  GpuLease lease;  // as on a server: the tools get their job once the check worker's is done
+  PreparedWorkers warm(workers);
+  for (int job = 0; job < 2; ++job) {
+    CheckRequest checked = warm_request(workers);
+    checked.lease = &lease;
+    const Report report = run_check(checked, warm);
+    EXPECT_EQ(report.verdict, Verdict::kRuntimeError) << report.message;
+    EXPECT_EQ(report.sanitizer.skipped, (std::vector<std::string>{"racecheck", "synccheck"}));
+    EXPECT_NE(report.sanitizer.note.find("the kernel faulted"), std::string::npos) << report.sanitizer.note;
+  }
+  std::ifstream in(starts);
+  std::map<std::string, int> started;
+  for (std::string line; std::getline(in, line);) ++started[line];
+  EXPECT_EQ(started["check"], 2) << "a worker that ran a faulting kernel took another job";
+  EXPECT_EQ(started["memcheck"], 2) << "memcheck ran the faulting kernel and was kept";
+  EXPECT_EQ(started["racecheck"], 1) << "racecheck never got the kernel, yet was started again";
+  EXPECT_EQ(started["synccheck"], 1);
 }
 
 TEST_F(WarmWorkers, AWorkerThatCannotSettleIsLetGo) {

@@ -59,9 +59,10 @@ struct SanitizerPass::Tool {
   double seconds = 0;
   std::size_t log_offset = 0;  // where this job's part of the log begins
   bool given_job = false;
-  bool said_ready = false;  // its "ready" was read (a kept worker says it once, before its first job)
-  int printed = 0;          // reports its tool has printed so far, marks included (see print_limit())
-  std::string mark;         // what ends a job's part of its log (run/tool_marks.h); empty: none
+  bool ran_last_job = false;  // given_job, as it was when the last job ended
+  bool said_ready = false;    // its "ready" was read (a kept worker says it once, before its first job)
+  int printed = 0;            // reports its tool has printed so far, marks included (see print_limit())
+  std::string mark;           // what ends a job's part of its log (run/tool_marks.h); empty: none
   // A kept worker's log size when its last job was read: whatever the tool writes after that
   // belongs to no job, so a log that grew lets the worker go before its next job.
   std::optional<std::size_t> log_size_after_job;
@@ -265,6 +266,7 @@ void SanitizerPass::keep_reusable_tools() {
   std::erase_if(tools_, [](const auto& tool) { return tool->given_job && !tool->run.reusable; });
   for (auto& tool : tools_) {
     if (tool->given_job) tool->log_size_after_job = tool->log.size();
+    tool->ran_last_job = tool->given_job;
     tool->given_job = false;
     tool->said_ready = true;
   }
@@ -297,6 +299,23 @@ void SanitizerPass::cancel() {
 void SanitizerPass::discard() {
   cancel();
   tools_.clear();
+}
+
+void SanitizerPass::discard_those_that_ran_the_job() {
+  std::vector<std::unique_ptr<Tool>> kept;
+  for (auto& tool : tools_) {
+    // A tool still given its job (neither finished nor cancelled) has the kernel too.
+    if (tool->ran_last_job || tool->given_job) {
+      if (tool->follower.joinable()) {
+        tool->cancelled = true;
+        tool->follower.join();
+      }
+      continue;  // dropped, and its worker ended with it
+    }
+    kept.push_back(std::move(tool));
+  }
+  tools_ = std::move(kept);
+  started_ = false;
 }
 
 NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const std::string& cupti_error,

@@ -79,6 +79,10 @@ class SanitizerPass {
   void cancel();
   // Lets every tool worker go, whatever its last job (the job left doubt about the GPU's memory).
   void discard();
+  // Lets go the tool workers that ran the last job's kernel (it left doubt about the GPU's
+  // memory); those that were given no job (skipped, or cancelled before their job) never ran it
+  // and stay.
+  void discard_those_that_ran_the_job();
 
  private:
   struct Tool;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "compile/ptx_planting.h"
 #include "contract/driver.h"
 #include "gate/calibration.h"
 #include "gpu/gpu_turns.h"
@@ -83,9 +84,43 @@ double reference_time_per_launch(const Job& job, const Builds& builds, ContractD
   return ms;
 }
 
+// The planted build of one learner kernel, attached to it; false when there is none to attach: no
+// PTX (a cubin from `cudojo build`), PTX the rewrite does not read, or a build the driver refuses.
+bool attach_planted_build(const CompileResult& built, int dynamic_shared_bytes, LoadedKernel& kernel) {
+  if (built.ptx.empty()) return false;
+  auto planted = make_planted_build(built.ptx);
+  if (!planted) return false;
+  std::vector<char> image(planted->ptx.begin(), planted->ptx.end());
+  image.push_back('\0');
+  try {
+    kernel.plant_through(
+        std::make_unique<LoadedKernel>(image, built.lowered_name, dynamic_shared_bytes, built.abi));
+  } catch (const CudaError&) {
+    cudaGetLastError();  // a load error is not sticky; the old planting still works
+    return false;
+  }
+  return true;
+}
+
+// The tests' plantings go through the learner's kernels themselves when every one of them has a
+// planted build: then no test asks for the GPU alone. A kernel that prints keeps the old planting
+// (its first launch must print as written, and its later ones run the quiet build).
+void plant_through_learner_kernels(const Job& job, GpuSession& gpu, const Builds& builds,
+                                   LoadedKernel& submission, LoadedKernel* second_submission) {
+  const int shared_bytes = job.stage.launch.dynamic_shared_bytes;
+  if (!gpu.plants_shared_memory()) return;  // nothing to plant: no build to make and load
+  if (builds.quiet.ok || !attach_planted_build(builds.submission, shared_bytes, submission)) return;
+  std::vector<const LoadedKernel*> kernels{&submission};
+  if (second_submission) {
+    if (!attach_planted_build(builds.second_submission, shared_bytes, *second_submission)) return;
+    kernels.push_back(second_submission);
+  }
+  gpu.plant_through(std::move(kernels));
+}
+
 }  // namespace
 
-void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const LoadedKernel& submission,
+void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKernel& submission,
                 StepClock& clock, Report& report) {
   PipeAnnouncer announce;
   auto driver = make_contract_driver(job.stage.contract);
@@ -142,6 +177,8 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const Loa
     return;
   }
 
+  plant_through_learner_kernels(job, gpu, builds, submission, second_submission.get());
+  if (gpu.plants_through_kernels()) clock.step("load_planted");
   // The reference's figures this GPU's calibration has need not be measured again per job.
   const std::optional<StageCalibration> calibrated = calibrated_stage(job, gpu.info());
   std::optional<BackgroundProfile> profile;

@@ -12,7 +12,8 @@ namespace cudojo {
 
 // Runs the job's mode and sends its result. A learner's fault is thrown (LearnerFault, or a
 // CudaError the caller tells apart), for the caller to report once.
-void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, const LoadedKernel& submission,
+// In check mode the submission (and a second kernel) get their planted builds attached.
+void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKernel& submission,
                 StepClock& clock, Report& report);
 
 }  // namespace cudojo

@@ -134,6 +134,7 @@ class BackgroundProfile {
     }
     report.timings_ms["profile_setup"] = result.setup_ms;
     report.timings_ms["profile_passes"] = result.passes_ms;
+    report.timings_ms["profile_enable"] = result.enable_ms;
     fill(result, calibrated_reference_, report);
     if (wrong_profiled_launches_ > 0) {
       report.findings.push_back(
