@@ -22,7 +22,6 @@ struct SharedVariable {
 
 struct Function {
   bool entry = false;
-  std::string name;
   std::size_t insert_before = 0;  // the line of the body's first instruction (entries only)
   bool found_instruction = false;
   std::vector<SharedVariable> own_shared;
@@ -38,6 +37,11 @@ constexpr std::size_t kLongestParsedLine = 1024;
 // so every byte of the block's static window is some variable's and is filled; otherwise a read
 // past the end of an array could land in padding the planting never wrote.
 constexpr std::uint64_t kGaplessUnit = 16;
+
+// The prologues are about a dozen lines per variable and kernel: a module of thousands of shared
+// variables, or of kernels, would make a planted build of millions of lines to assemble. Past this
+// many fills in all the module has the older planting.
+constexpr int kMostPlantedRegions = 4096;
 
 // `.entry NAME(`, `.visible .func (.param .b32 func_retval0) NAME(`.
 const std::regex kHeader(
@@ -256,7 +260,7 @@ std::optional<PlantedBuild> make_planted_build(std::string_view ptx) {
     if (depth == 0) {
       if (!address_size_line && std::regex_search(text, kAddressSize)) address_size_line = i;
       if (std::regex_search(text, match, kHeader)) {
-        pending = Function{match[1].str() == "entry", match[2].str(), 0, false, {}};
+        pending = Function{match[1].str() == "entry", 0, false, {}};
         parens = 0;
       }
       if (declares_shared(text)) {
@@ -334,6 +338,7 @@ std::optional<PlantedBuild> make_planted_build(std::string_view ptx) {
     std::vector<SharedVariable> regions = function.own_shared;
     regions.insert(regions.end(), module_shared.begin(), module_shared.end());
     build.regions += static_cast<int>(regions.size());
+    if (build.regions > kMostPlantedRegions) return std::nullopt;
     ++build.kernels;
     insertions[function.insert_before] += prologue(regions, label);
   }

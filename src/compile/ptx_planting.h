@@ -36,7 +36,8 @@ struct PlantedBuild {
 // Nullopt when the module is not one the rewrite understands: no `.address_size 64`, no kernel, a
 // shared variable declared inside a device function, after a kernel's first instruction or inside
 // a line of other text (inline asm's own block), one it cannot size or that could leave padding
-// (above), or a brace outside any function that is not a one-line initializer. The judge then
+// (above), a brace outside any function that is not a one-line initializer, or more than a few
+// thousand fills over all its kernels. The judge then
 // plants the older way, under a turn alone.
 std::optional<PlantedBuild> make_planted_build(std::string_view ptx);
 

@@ -159,6 +159,21 @@ TEST(PlantedBuild, ModulesItCannotReadAreLeftToTheOldPlanting) {
   EXPECT_FALSE(make_planted_build(inline_block).has_value());
 }
 
+TEST(PlantedBuild, AModuleOfThousandsOfSharedVariablesKeepsTheOlderPlanting) {
+  // Two kernels times 2100 variables: past the fills a planted build may hold.
+  auto with_variables = [](int count) {
+    std::string declarations;
+    for (int v = 0; v < count; ++v)
+      declarations += ".shared .align 4 .b8 many" + std::to_string(v) + "[16];\n";
+    std::string module = kTwoKernels;
+    module.replace(module.find(".shared .align 4 .b8 through_helper"), 0, declarations);
+    return module;
+  };
+  EXPECT_FALSE(make_planted_build(with_variables(2100)).has_value());
+  // A thousand is still planted.
+  EXPECT_TRUE(make_planted_build(with_variables(1000)).has_value());
+}
+
 TEST(PlantedBuild, BracesInStringsAndVeryLongLinesDoNotMisleadIt) {
   // A brace in a pragma's string is not a block's end: what follows is still read.
   std::string pragma = kTwoKernels;

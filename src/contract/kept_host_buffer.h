@@ -31,7 +31,6 @@ class KeptHostBuffer {
   }
   std::vector<T>& values() { return values_; }
   T* data() { return values_.data(); }
-  T& operator[](std::size_t i) { return values_[i]; }
   auto begin() { return values_.begin(); }
 
  private:
