@@ -57,6 +57,7 @@ struct SanitizerPass::Tool {
   ToolRun run;
   Clock::time_point job_sent;
   double seconds = 0;
+  double budget_ms = 0;        // the budget this job was given (a warm tool's is shorter)
   std::size_t log_offset = 0;  // where this job's part of the log begins
   bool given_job = false;
   bool ran_last_job = false;  // given_job, as it was when the last job ended
@@ -179,6 +180,7 @@ void SanitizerPass::start(const Job& sanitize_job, GpuLease* lease, const std::s
     // how long a kernel that spins only under the tool holds the GPU from everyone's timing.
     follow.budget_ms = tool->said_ready && settings_.keep_alive ? settings_.limits.warm_tool_budget_ms
                                                                 : settings_.limits.tool_budget_ms;
+    tool->budget_ms = follow.budget_ms;
     follow.lease = lease;
     follow.keep_alive = job.keep_alive;
     follow.log = &tool->log;
@@ -237,20 +239,25 @@ SanitizerOutcome SanitizerPass::finish(const std::string& file_name) {
     if (const char* keep = std::getenv(env::kKeepSanitizerLogs); keep && *keep) {
       std::ofstream(std::string(keep) + "/" + tool->name + "-" + file_name + ".txt") << log;
     }
+    // A tool stopped by its budget is said to be stopped even when it had printed nothing yet (on a
+    // loaded machine it may not have written its banner): "no report" would hide why.
+    const std::string stopped_note =
+        tool->run.timed_out
+            ? fmt::format("{} was stopped after its budget of {:.1f} s; its report is incomplete", tool->name,
+                          tool->budget_ms / 1000)
+            : std::string();
     // A kept tool's part of the log may be empty: its mark proves the tool was watching.
     if (!tool->run.log_end && log.find("COMPUTE-SANITIZER") == std::string::npos &&
         log.find("=========") == std::string::npos) {
-      outcome.summary.note = fmt::format("{} produced no report: {}", tool->name, last_part(log, 300));
+      outcome.summary.note = tool->run.timed_out
+                                 ? stopped_note
+                                 : fmt::format("{} produced no report: {}", tool->name, last_part(log, 300));
       outcome.summary.tools.push_back({tool->name, 0, tool->seconds});
       continue;
     }
     const SanitizerErrors errors = parse_sanitizer_log(tool->name, log, file_name);
-    if (tool->run.timed_out) {
-      // What it reported before it was stopped still stands; silence after that proves nothing.
-      outcome.summary.note =
-          fmt::format("{} was stopped after its budget of {:.0f} s; its report is incomplete", tool->name,
-                      settings_.limits.tool_budget_ms / 1000);
-    }
+    // What it reported before it was stopped still stands; silence after that proves nothing.
+    if (tool->run.timed_out) outcome.summary.note = stopped_note;
     outcome.summary.tools.push_back({tool->name, errors.errors, tool->seconds});
     tool->printed += errors.errors + (tool->mark.empty() ? 0 : 1);  // and the mark
     if (tool->printed + settings_.limits.sanitizer_print_limit + 1 > print_limit())

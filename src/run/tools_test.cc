@@ -100,6 +100,17 @@ TEST_F(SanitizerPassTest, AToolPastItsBudgetIsStoppedAndSaidToBeIncomplete) {
   EXPECT_NE(outcome.summary.note.find("stopped after its budget"), std::string::npos) << outcome.summary.note;
 }
 
+// On a loaded machine the tool may not have printed its banner when its budget runs out: the note
+// still says it was stopped, not that it "produced no report".
+TEST_F(SanitizerPassTest, AToolStoppedBeforeItsFirstLineIsStillSaidToBeStopped) {
+  script("sanitizer", "sleep 30\n");
+  SanitizerPass pass(settings("read job\nsleep 30\n", 300));
+  pass.start(Job{});
+  const SanitizerOutcome outcome = pass.finish("mine.cu");
+  EXPECT_NE(outcome.summary.note.find("stopped after its budget of 0.3 s"), std::string::npos)
+      << outcome.summary.note;
+}
+
 TEST_F(SanitizerPassTest, CancelStopsToolsThatAreRunningOrStillWaiting) {
   {
     SanitizerPass waiting(settings("read job\nsleep 30\n"));
