@@ -6,7 +6,8 @@
 //     a markdown escape); a single $ is never math, lessons use it in prose and shell lines;
 //   - code: ```cuda, ```python, ```rust, ```cpp fences are highlighted (cuda as cpp);
 //   - diagrams: a ```diagram fence whose body is a name from DIAGRAMS becomes a figure;
-//   - the "What you will learn" (or "practise") heading and its list get classes for styling.
+//   - the "What you will learn" (or "practise") heading and its list get classes for styling;
+//   - the server's note on which GPU the figures are from (a blockquote under the title) too.
 // Each step checks for its library (window.katex, window.hljs) and does nothing without it, so a
 // lesson missing a vendor script still reads as plain text. enhance() may run twice on one element.
 "use strict";
@@ -80,9 +81,14 @@
       link.target = "_blank";
       link.rel = "noopener";
       link.append(img);
+      // Below its legible width the picture scrolls inside this box (lesson.css); the link in it
+      // is what a keyboard reaches to scroll it.
+      const scroller = document.createElement("div");
+      scroller.className = "diagram-scroll";
+      scroller.append(link);
       const caption = document.createElement("figcaption");
       caption.textContent = entry.caption;
-      figure.append(link, caption);
+      figure.append(scroller, caption);
       code.parentElement.replaceWith(figure);
     }
   }
@@ -93,6 +99,7 @@
       code.dataset.fence = fence;
       const pre = code.parentElement;
       pre.classList.add("lesson-code");
+      pre.tabIndex = 0;  // a block wider than a phone scrolls: the keyboard must reach it too
       if (fence && LABELS[fence]) pre.dataset.lang = LABELS[fence];
       const hljs = window.hljs;
       const language = LANGUAGES[fence];
@@ -133,6 +140,13 @@
     }
   }
 
+  // The server's note under the title saying which GPU the lesson's figures are from.
+  function markFiguresNote(element) {
+    for (const quote of element.querySelectorAll("blockquote")) {
+      if (/^Figures in this lesson\b|^No GPU's figures\b/.test(quote.textContent.trim())) quote.classList.add("lesson-figures");
+    }
+  }
+
   function enhance(element) {
     if (!element) return;
     element.classList.add("lesson-body");
@@ -140,6 +154,7 @@
     highlightCode(element);
     typesetMath(element);
     markLearnList(element);
+    markFiguresNote(element);
   }
 
   window.cudojoLesson = { enhance, diagrams: DIAGRAMS };

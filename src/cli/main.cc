@@ -33,6 +33,7 @@
 #include "run/compile_child.h"
 #include "run/judge.h"
 #include "run/protocol.h"
+#include "serve/markdown.h"
 #include "serve/server.h"
 #include "stage/contract_info.h"
 #include "stage/language.h"
@@ -63,10 +64,24 @@ std::string language_notes(const std::filesystem::path& course_dir, Language lan
   return text.str();
 }
 
+// The lesson with its figures from the example calibration: `cudojo show` runs no GPU, so it
+// cannot say which GPU will judge (the server fills them from its own; serve/markdown.h).
+std::string lesson_with_example_figures(const Stage& stage, const std::filesystem::path& course_dir) {
+  const std::filesystem::path file =
+      default_calibration_dir(course_dir) / (gpu_slug(kExampleCalibrationGpu) + ".json");
+  std::ifstream in(file);
+  const nlohmann::json example = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
+  LessonFigureSources sources;
+  sources.example_calibration = example.is_object() ? &example : nullptr;
+  return fill_lesson_figures(stage, sources).markdown;
+}
+
 int cmd_show(const Stage& stage, Language language, const std::filesystem::path& course_dir, bool json) {
+  const std::string lesson = lesson_with_example_figures(stage, course_dir);
   if (json) {
     // The same object the server's /api/stages/ID gives; --lang picks the signature and starter.
     nlohmann::json description = stage_description_json(stage);
+    description["lesson_markdown"] = lesson;
     description["signature"] = describe_signature(stage, language);
     if (const std::string* starter = stage.starter(language)) description["starter"] = *starter;
     std::cout << json_text(description, 2) << "\n";
@@ -74,7 +89,7 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
   }
   const std::string extension(source_extension(language));
   std::cout << fmt::format("{}  ({})  {}\n\n", stage.id, stage.slug_id(), stage.title);
-  std::cout << stage.lesson_markdown << "\n";
+  std::cout << lesson << "\n";
   std::cout << fmt::format("## The kernel you write ({})\n\n    {}\n\n", display_name(language),
                            describe_signature(stage, language));
   std::cout << "## Launch\n\n    " << describe_launch(stage) << "\n\n";

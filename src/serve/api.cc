@@ -78,6 +78,7 @@ void Api::register_routes(http::Router& router) {
   router.add("PUT", "/api/me", route(&Api::put_me));
   router.add("POST", "/api/jobs", route(&Api::submit_job));
   router.add("GET", R"(/api/jobs/([^/]+))", route(&Api::get_job));
+  router.add("DELETE", R"(/api/jobs/([^/]+))", route(&Api::withdraw_job));
   router.add("POST", R"(/api/jobs/([^/]+)/ticket)", route(&Api::job_ticket));
   router.add("GET", R"(/api/jobs/([^/]+)/events)", route(&Api::job_events));
   router.add("GET", "/api/history", route(&Api::history));

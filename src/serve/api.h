@@ -78,6 +78,9 @@ class Api {
   void list_stages(const Request& request, Response& response);        // GET /api/stages
   void get_stage(const Request& request, Response& response);          // GET /api/stages/{id or alias}
   void stage_leaderboard(const Request& request, Response& response);  // GET /api/stages/{id}/leaderboard
+  // The GPU that judges this server's jobs, whose calibration the lessons' figures come from; ""
+  // when none does.
+  std::string judging_gpu();
 
   // --- Learners (api_learners.cc).
   void create_learner(const Request& request, Response& response);  // POST /api/learners: anyone
@@ -148,10 +151,11 @@ class Api {
   nlohmann::json versions_json(std::optional<std::int64_t> class_id);
 
   // --- Jobs (api_jobs.cc): a learner's own only.
-  void submit_job(const Request& request, Response& response);  // POST /api/jobs
-  void get_job(const Request& request, Response& response);     // GET /api/jobs/{id}
-  void job_ticket(const Request& request, Response& response);  // POST /api/jobs/{id}/ticket
-  void job_events(const Request& request, Response& response);  // GET /api/jobs/{id}/events
+  void submit_job(const Request& request, Response& response);    // POST /api/jobs
+  void get_job(const Request& request, Response& response);       // GET /api/jobs/{id}
+  void withdraw_job(const Request& request, Response& response);  // DELETE /api/jobs/{id}
+  void job_ticket(const Request& request, Response& response);    // POST /api/jobs/{id}/ticket
+  void job_events(const Request& request, Response& response);    // GET /api/jobs/{id}/events
 
   // The signed-in learner ("Authorization: Bearer <token>"), or nullopt.
   std::optional<Learner> signed_in(const Request& request);

@@ -68,10 +68,32 @@ void Api::get_stage(const Request& request, Response& response) {
   const auto course = course_.current();  // kept while its stages are used
   const Stage* stage = find_stage(course->stages, request.match(1));
   if (!stage) return send_error(response, 404, fmt::format("no stage '{}'", request.match(1)));
-  // The same description `cudojo show --json` prints; only the HTML needs the server.
+  // The same description `cudojo show --json` prints, with the lesson's figures from the GPU that
+  // judges here (serve/markdown.h); only the HTML needs the server.
   json detail = stage_description_json(*stage);
-  detail["lesson_html"] = markdown_to_html(stage->lesson_markdown);
+  const LessonFigures figures =
+      fill_lesson_figures(*stage, CourseCatalog::figure_sources(*course, judging_gpu()));
+  detail["lesson_markdown"] = figures.markdown;
+  detail["lesson_html"] = markdown_to_html(figures.markdown);
+  if (!figures.note.empty()) {
+    detail["lesson_figures"] = {{"gpu", figures.gpu.empty() ? json(nullptr) : json(figures.gpu)},
+                                {"calibrated_on", figures.calibrated_on},
+                                {"example", figures.example}};
+  }
   send_json(response, 200, detail);
+}
+
+std::string Api::judging_gpu() {
+  if (!node_.gpu.empty() && node_.gpu != "none") return node_.gpu;
+  // A node without GPUs (a web front of a cluster): the judging nodes' GPU, as they registered it.
+  // Lessons are served while the store is away, so a failing store only loses this detail.
+  try {
+    for (const NodeInfo& node : store_.nodes(limits_.node_listed_seconds)) {
+      if (node.workers > 0 && !node.gpu.empty() && node.gpu != "none") return node.gpu;
+    }
+  } catch (const std::exception&) {
+  }
+  return "";
 }
 
 std::optional<ClassInfo> Api::leaderboard_class(const Request& request, Response& response,
@@ -112,12 +134,16 @@ void Api::stage_leaderboard(const Request& request, Response& response) {
   }
   json entries = json::array();
   int rank = 0;
+  // The caller's own row is marked for them alone: no learner id ever leaves the server.
+  const auto me = caller(request).learner;
   for (const auto& entry : store_.leaderboard(class_info->id, stage->id, limits_.leaderboard_limit)) {
     entries.push_back({{"rank", ++rank},
                        {"name", entry.name},
                        {"time_ratio", entry.time_ratio},
                        {"time_ms", optional_json(entry.time_ms)},
                        {"language", entry.language},
+                       {"gpu", entry.gpu ? json(*entry.gpu) : json(nullptr)},
+                       {"mine", me && me->id == entry.learner_id},
                        {"at", static_cast<std::int64_t>(entry.at)}});
   }
   board["entries"] = entries;

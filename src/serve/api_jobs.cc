@@ -117,6 +117,27 @@ void Api::get_job(const Request& request, Response& response) {
             with_version(with_lateness(job_json(*job, position, true), *job, learner.class_id), *job));
 }
 
+// A learner takes back a job that no judge has started: a class's queue before a deadline is long,
+// and a learner who spotted their mistake should not hold a place in it (or one of their own four).
+void Api::withdraw_job(const Request& request, Response& response) {
+  Learner learner;
+  auto job = owned_job(request, response, &learner);
+  if (!job) return;
+  if (!store_usable(request, response)) return;
+  bool withdrawn = false;
+  try {
+    withdrawn = job->state == JobState::kQueued && store_.withdraw_queued(job->id, learner.id);
+  } catch (const StoreError& error) {
+    return answer_store_error(request, response, error);
+  }
+  if (!withdrawn) {
+    return send_error(
+        response, 409,
+        "this job is being judged or was judged already; only a job still queued can be withdrawn");
+  }
+  send_json(response, 200, {{"id", job->id}, {"withdrawn", true}});
+}
+
 json Api::with_version(json shown, const JobRecord& job) {
   if (!job.report_json) return shown;
   const json report = json::parse(*job.report_json, nullptr, false);

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <fstream>
 
+#include "gate/calibration.h"
 #include "run/stage_version.h"
 
 namespace cudojo {
@@ -14,11 +16,26 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Every *.json in the calibration folder, parsed, by file name (a GPU's slug).
+std::map<std::string, nlohmann::json> read_calibrations(const std::filesystem::path& dir) {
+  std::map<std::string, nlohmann::json> files;
+  std::error_code error;
+  if (dir.empty() || !std::filesystem::is_directory(dir, error)) return files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream in(entry.path());
+    nlohmann::json file = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (file.is_object()) files[entry.path().stem().string()] = std::move(file);
+  }
+  return files;
+}
+
 std::shared_ptr<const LoadedCourse> make_loaded(std::vector<Stage> stages,
                                                 const std::filesystem::path& calibration, int generation) {
   auto loaded = std::make_shared<LoadedCourse>();
   for (const Stage& stage : stages) loaded->versions[stage.id] = compute_stage_version(stage, calibration);
   loaded->stages = std::move(stages);
+  loaded->calibrations = read_calibrations(calibration);
   loaded->loaded_at = now_seconds();
   loaded->generation = generation;
   return loaded;
@@ -31,6 +48,19 @@ CourseCatalog::CourseCatalog(std::filesystem::path course_root, std::filesystem:
     : root_(std::move(course_root)),
       calibration_dir_(std::move(calibration_dir)),
       current_(make_loaded(std::move(stages), calibration_dir_, 1)) {}
+
+LessonFigureSources CourseCatalog::figure_sources(const LoadedCourse& course,
+                                                  const std::string& judging_gpu) {
+  LessonFigureSources sources;
+  sources.judging_gpu = judging_gpu;
+  auto file_for = [&course](const std::string& gpu) -> const nlohmann::json* {
+    const auto found = course.calibrations.find(gpu_slug(gpu));
+    return found == course.calibrations.end() ? nullptr : &found->second;
+  };
+  if (!judging_gpu.empty()) sources.judging_calibration = file_for(judging_gpu);
+  sources.example_calibration = file_for(kExampleCalibrationGpu);
+  return sources;
+}
 
 std::shared_ptr<const LoadedCourse> CourseCatalog::current() const {
   std::lock_guard lock(mutex_);

@@ -12,10 +12,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "report/report.h"
+#include "serve/markdown.h"
 #include "stage/stage.h"
 
 namespace cudojo {
@@ -23,8 +25,11 @@ namespace cudojo {
 struct LoadedCourse {
   std::vector<Stage> stages;
   std::map<std::string, StageVersion> versions;  // by stage id
-  double loaded_at = 0;                          // seconds since the epoch
-  int generation = 1;                            // 1 at start, then one more per reload taken
+  // The calibration files (calibration/<gpu-slug>.json) as read with the course, by slug: the
+  // lessons' figures come from them (serve/markdown.h). A file that does not parse is left out.
+  std::map<std::string, nlohmann::json> calibrations;
+  double loaded_at = 0;  // seconds since the epoch
+  int generation = 1;    // 1 at start, then one more per reload taken
 };
 
 struct CourseReload {
@@ -41,6 +46,9 @@ class CourseCatalog {
                 std::vector<Stage> stages);
 
   std::shared_ptr<const LoadedCourse> current() const;
+  // The lessons' figure sources for a reader judged on `judging_gpu` ("" when no GPU judges here),
+  // pointing into `course`, which the caller keeps.
+  static LessonFigureSources figure_sources(const LoadedCourse& course, const std::string& judging_gpu);
   // Loads the course folder again; replaces the one in use only when every stage loads.
   CourseReload reload();
   const std::filesystem::path& root() const { return root_; }

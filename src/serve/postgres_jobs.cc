@@ -106,6 +106,18 @@ std::int64_t PostgresStore::queue_position(std::int64_t job_id) {
   });
 }
 
+bool PostgresStore::withdraw_queued(std::int64_t job_id, std::int64_t learner_id) {
+  return with_session([&](Session& session) {
+    // A claim holding the row's lock makes this wait, then see 'running' and delete nothing.
+    return session
+               .run(
+                   "DELETE FROM jobs WHERE id = $1 AND learner_id = $2 AND state = 'queued'"
+                   " AND rejudging_id IS NULL RETURNING id",
+                   Params().add(job_id).add(learner_id))
+               .size() > 0;
+  });
+}
+
 std::optional<JobRecord> PostgresStore::claim_next(const std::string& holder, double lease_seconds) {
   return with_session([&](Session& session) {
     return session.transaction([&]() -> std::optional<JobRecord> {

@@ -56,11 +56,13 @@ std::vector<JobSummary> PostgresStore::history(std::int64_t learner_id,
 
 std::vector<StageProgress> PostgresStore::progress(std::int64_t learner_id) {
   return with_session([&](Session& session) {
-    // As SqliteStore::progress: finished jobs with their numbers read once; each stage's accepted
-    // jobs ranked, the first being its best. Stage ids sort bytewise ("C"), as SQLite does.
+    // As SqliteStore::progress: finished jobs (the judge's own failures left out) with their numbers read
+    // once; each stage's accepted jobs ranked, the first being its best. Stage ids sort bytewise ("C"), as
+    // SQLite does.
     Rows rows = session.run(
         fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, time_ms AS ms FROM jobs"
-                    "  WHERE learner_id = $1 AND state = 'done' AND rejudging_id IS NULL),"
+                    "  WHERE learner_id = $1 AND state = 'done' AND rejudging_id IS NULL"
+                    "  AND verdict NOT IN ('no_device', 'internal_error')),"
                     " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
                     "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
                     "  FROM finished WHERE verdict = 'accepted')"
@@ -94,7 +96,9 @@ std::vector<LeaderboardEntry> PostgresStore::leaderboard(std::int64_t class_id, 
                     "  AND l.class_id = $3 AND l.removed_at IS NULL AND j.rejudging_id IS NULL),"
                     " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
                     "  AS place FROM accepted WHERE ratio IS NOT NULL)"
-                    " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
+                    " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0), l.id,"
+                    // A ranked job's ratio was read from its report, so the report is JSON.
+                    "  (SELECT report::jsonb #>> '{{gpu,name}}' FROM jobs WHERE id = r.id)"
                     " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
                     " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT $2",
                     "COALESCE(j.baseline_ratio, j.time_ratio)"),
@@ -102,7 +106,7 @@ std::vector<LeaderboardEntry> PostgresStore::leaderboard(std::int64_t class_id, 
     std::vector<LeaderboardEntry> entries;
     for (int row = 0; row < rows.size(); ++row) {
       entries.push_back({rows.text(row, 0), rows.real(row, 1), rows.optional_real(row, 2), rows.text(row, 3),
-                         rows.real(row, 4)});
+                         rows.real(row, 4), rows.integer(row, 5), rows.optional_text(row, 6)});
     }
     return entries;
   });

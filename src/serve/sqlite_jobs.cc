@@ -105,6 +105,15 @@ std::int64_t SqliteStore::queue_position(std::int64_t job_id) {
   return query.integer(0);
 }
 
+bool SqliteStore::withdraw_queued(std::int64_t job_id, std::int64_t learner_id) {
+  std::lock_guard lock(mutex_);
+  Statement withdraw(
+      db_, "DELETE FROM jobs WHERE id = ? AND learner_id = ? AND state = 'queued' AND rejudging_id IS NULL");
+  withdraw.bind(1, job_id).bind(2, learner_id);
+  withdraw.step();
+  return sqlite3_changes(db_) > 0;
+}
+
 std::optional<JobRecord> SqliteStore::claim_next(const std::string& holder, double lease_seconds) {
   std::lock_guard lock(mutex_);
   execute("BEGIN IMMEDIATE");

@@ -48,11 +48,13 @@ std::vector<JobSummary> SqliteStore::history(std::int64_t learner_id, const std:
 
 std::vector<StageProgress> SqliteStore::progress(std::int64_t learner_id) {
   std::lock_guard lock(mutex_);
-  // finished: the learner's done jobs with the numbers read once; best: each stage's accepted jobs,
+  // finished: the learner's done jobs with the numbers read once (a job the judge could not judge,
+  // no_device or internal_error, is no attempt of theirs); best: each stage's accepted jobs,
   // lowest gate ratio first (untimed ones last), of which the first is the stage's best.
   Statement query(
       db_, fmt::format("WITH finished AS (SELECT id, stage, verdict, {} AS ratio, time_ms AS ms FROM jobs"
-                       "  WHERE learner_id = ? AND state = 'done' AND rejudging_id IS NULL),"
+                       "  WHERE learner_id = ? AND state = 'done' AND rejudging_id IS NULL"
+                       "  AND verdict NOT IN ('no_device', 'internal_error')),"
                        " best AS (SELECT stage, ratio, ms, ROW_NUMBER() OVER (PARTITION BY stage"
                        "  ORDER BY ratio IS NULL, ratio, ms IS NULL, ms, id) AS place"
                        "  FROM finished WHERE verdict = 'accepted')"
@@ -82,21 +84,24 @@ std::vector<LeaderboardEntry> SqliteStore::leaderboard(std::int64_t class_id, co
   // accepted: timed accepted jobs of the class's opted-in learners; ranked: each learner's, best first.
   Statement query(
       db_,
-      fmt::format("WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
-                  "  {} AS ratio, j.time_ms AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
-                  "  WHERE j.stage = ? AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard = 1"
-                  "  AND l.class_id = ? AND l.removed_at IS NULL AND j.rejudging_id IS NULL),"
-                  " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
-                  "  AS place FROM accepted WHERE ratio IS NOT NULL)"
-                  " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0)"
-                  " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
-                  " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT ?",
-                  kGateRatio)
+      fmt::format(
+          "WITH accepted AS (SELECT j.id, j.learner_id, j.language, j.finished_at,"
+          "  {} AS ratio, j.time_ms AS ms FROM jobs AS j JOIN learners AS l ON l.id = j.learner_id"
+          "  WHERE j.stage = ? AND j.state = 'done' AND j.verdict = 'accepted' AND l.leaderboard = 1"
+          "  AND l.class_id = ? AND l.removed_at IS NULL AND j.rejudging_id IS NULL),"
+          " ranked AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY learner_id ORDER BY ratio, id)"
+          "  AS place FROM accepted WHERE ratio IS NOT NULL)"
+          " SELECT l.name, r.ratio, r.ms, r.language, COALESCE(r.finished_at, 0), l.id,"
+          "  (SELECT json_extract(report, '$.gpu.name') FROM jobs WHERE id = r.id AND json_valid(report))"
+          " FROM ranked AS r JOIN learners AS l ON l.id = r.learner_id"
+          " WHERE r.place = 1 ORDER BY r.ratio, r.id LIMIT ?",
+          kGateRatio)
           .c_str());
   query.bind(1, stage).bind(2, class_id).bind(3, std::int64_t{limit});
   std::vector<LeaderboardEntry> entries;
   while (query.step()) {
-    entries.push_back({query.text(0), query.real(1), query.optional_real(2), query.text(3), query.real(4)});
+    entries.push_back({query.text(0), query.real(1), query.optional_real(2), query.text(3), query.real(4),
+                       query.integer(5), query.optional_text(6)});
   }
   return entries;
 }

@@ -35,6 +35,7 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
   std::int64_t pending_count() override;
   std::int64_t pending_count(std::int64_t learner_id) override;
   std::int64_t queue_position(std::int64_t job_id) override;
+  bool withdraw_queued(std::int64_t job_id, std::int64_t learner_id) override;
 
   std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) override;
   int renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) override;

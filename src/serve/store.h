@@ -149,7 +149,9 @@ struct LeaderboardEntry {
   double time_ratio = 0;
   std::optional<double> time_ms;
   std::string language;
-  double at = 0;  // when that job finished, seconds since the epoch
+  double at = 0;                   // when that job finished, seconds since the epoch
+  std::int64_t learner_id = 0;     // never shown: the route marks the caller's own row with it
+  std::optional<std::string> gpu;  // the GPU that judged that job (its report's gpu.name)
 };
 
 // Who holds a running job, and which start of it: a result is recorded only under the claim that
@@ -271,6 +273,10 @@ class Store {
   virtual std::int64_t pending_count(std::int64_t learner_id) = 0;  // queued + running, one learner's
   // How many queued jobs are ahead of this one (0 when it is next or no longer queued).
   virtual std::int64_t queue_position(std::int64_t job_id) = 0;
+  // Takes back `learner_id`'s own job while it is still queued: the row goes, as if never sent
+  // (its source stays in the learner's drafts). False when it is not theirs, or a judge has
+  // claimed it already: a claim and a withdrawal never both win.
+  virtual bool withdraw_queued(std::int64_t job_id, std::int64_t learner_id) = 0;
 
   // Takes the next queued job for `holder` with a lease of `lease_seconds` and marks it running;
   // nullopt when the queue is empty. Round robin by learner: each learner's oldest job, the

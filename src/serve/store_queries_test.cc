@@ -73,6 +73,22 @@ TEST_P(StoreTest, ProgressCountsFinishedJobsAndKeepsTheBestAccepted) {
   EXPECT_EQ(stages[1].last_job, last);
 }
 
+// no_device and internal_error are the judge's failures, not the learner's: no attempt, no stage begun.
+TEST_P(StoreTest, AJobTheJudgeCouldNotJudgeIsNoAttempt) {
+  Store& store = reopen();
+  auto ada = store.create_learner("ada").learner;
+  finished_job(store, ada.id, "reduction/3", "no_device", -1);
+  finished_job(store, ada.id, "reduction/3", "internal_error", -1);
+  const auto counted = finished_job(store, ada.id, "reduction/3", "wrong_answer", -1);
+  finished_job(store, ada.id, "reduction/3", "no_device", -1);
+  finished_job(store, ada.id, "atomics/1", "no_device", -1);
+  auto stages = store.progress(ada.id);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].stage, "reduction/3");
+  EXPECT_EQ(stages[0].attempts, 1);
+  EXPECT_EQ(stages[0].last_job, counted);
+}
+
 TEST_P(StoreTest, TheLeaderboardRanksEachOptedInLearnersBestAcceptedJob) {
   Store& store = reopen();
   auto ada = store.create_learner("ada").learner;
@@ -104,6 +120,30 @@ TEST_P(StoreTest, TheLeaderboardRanksEachOptedInLearnersBestAcceptedJob) {
   store.set_leaderboard(bob.id, false);
   ASSERT_EQ(store.leaderboard(everyone, "reduction/3", 50).size(), 1u);
   EXPECT_EQ(store.leaderboard(everyone, "reduction/3", 50)[0].name, "ada");
+}
+
+// Each row names the GPU its job was judged on (the report's gpu.name; none when the report has
+// none) and the learner it is, so the route can mark the caller's own row.
+TEST_P(StoreTest, ALeaderboardRowNamesItsGpuAndItsLearner) {
+  Store& store = reopen();
+  auto ada = store.create_learner("ada").learner;
+  auto bob = store.create_learner("bob").learner;
+  for (auto id : {ada.id, bob.id}) store.set_leaderboard(id, true);
+  store.enqueue(ada.id, "reduction/3", "source");
+  auto claimed = store.claim_next(kNode, kLease);
+  ASSERT_TRUE(claimed);
+  ASSERT_TRUE(store.finish(
+      claimed->claim(), "accepted",
+      nlohmann::json{
+          {"verdict", "accepted"}, {"gpu", {{"name", "NVIDIA L4"}}}, {"metrics", {{"time_ratio", 0.9}}}}
+          .dump()));
+  finished_job(store, bob.id, "reduction/3", "accepted", 1.1);  // a report without a gpu
+  auto board = store.leaderboard(store.classes().default_class().id, "reduction/3", 50);
+  ASSERT_EQ(board.size(), 2u);
+  EXPECT_EQ(board[0].learner_id, ada.id);
+  EXPECT_EQ(board[0].gpu, std::optional<std::string>("NVIDIA L4"));
+  EXPECT_EQ(board[1].learner_id, bob.id);
+  EXPECT_FALSE(board[1].gpu.has_value());
 }
 
 }  // namespace cudojo::store_test

@@ -1,5 +1,5 @@
 // Store tests of submitting, on both stores: the queue's limits under bursts through one node or
-// two, and submission keys that queue a job once.
+// two, submission keys that queue a job once, and a learner withdrawing a job still queued.
 #include <atomic>
 #include <mutex>
 #include <optional>
@@ -214,6 +214,27 @@ TEST_P(StoreTest, AReplayedSubmissionIsNotCountedAgainstItsAddress) {
   EXPECT_EQ(again.id, first.id);
   EXPECT_EQ(error_code([&] { store.submit(from(ada.id, "192.0.2.5", "k2"), limits); }),
             StoreErrorCode::kAddressBusy);
+}
+
+// A learner takes back their own queued job; never someone else's, never one a judge has claimed.
+TEST_P(StoreTest, OnlyTheOwnerWithdrawsAJobAndOnlyWhileItIsQueued) {
+  Store& store = reopen();
+  auto ada = store.create_learner("ada").learner;
+  auto bob = store.create_learner("bob").learner;
+  const auto running = store.enqueue(ada.id, "reduction/3", "first");
+  const auto waiting = store.enqueue(ada.id, "reduction/3", "second");
+  const auto behind = store.enqueue(bob.id, "reduction/3", "third");
+  ASSERT_TRUE(store.claim_next(kNode, kLease));
+  EXPECT_EQ(store.queue_position(behind), 1);
+  EXPECT_FALSE(store.withdraw_queued(waiting, bob.id));
+  EXPECT_FALSE(store.withdraw_queued(running, ada.id));
+  EXPECT_TRUE(store.withdraw_queued(waiting, ada.id));
+  EXPECT_FALSE(store.withdraw_queued(waiting, ada.id));
+  EXPECT_FALSE(store.job(waiting).has_value());
+  EXPECT_EQ(store.queue_position(behind), 0);
+  EXPECT_EQ(store.pending_count(ada.id), 1);
+  ASSERT_TRUE(store.job(running).has_value());
+  EXPECT_EQ(store.job(running)->state, JobState::kRunning);
 }
 
 }  // namespace cudojo::store_test

@@ -40,6 +40,9 @@ class WatchedStore final : public Store {
   std::int64_t pending_count() override { return store_.pending_count(); }
   std::int64_t pending_count(std::int64_t learner_id) override { return store_.pending_count(learner_id); }
   std::int64_t queue_position(std::int64_t job_id) override { return store_.queue_position(job_id); }
+  bool withdraw_queued(std::int64_t job_id, std::int64_t learner_id) override {
+    return store_.withdraw_queued(job_id, learner_id);
+  }
   std::optional<JobRecord> claim_next(const std::string& holder, double lease_seconds) override;
   int renew_leases(const std::vector<JobClaim>& claims, double lease_seconds) override;
   bool set_phase(const JobClaim& claim, const std::string& phase) override;

@@ -302,9 +302,9 @@ TEST(Language, SignaturesReadAsEachLanguageWritesThem) {
   EXPECT_EQ(describe_signature(stage, Language::kPython),
             "@cuda.jit def reduce(X, out, N):  # X float32[::1] (read only), out float32[::1], N int32");
   EXPECT_EQ(describe_signature(stage, Language::kRust),
-            "#[no_mangle] pub unsafe extern \"ptx-kernel\" fn reduce(x: *const f32, out: *mut f32, n: i32)");
+            "#[kernel] fn reduce(x: *const f32, out: *mut f32, n: i32)");
   EXPECT_EQ(describe_signature(*find_stage(course, "reduction/1"), Language::kRust),
-            "#[no_mangle] pub unsafe extern \"ptx-kernel\" fn count(c: *mut i32)");
+            "#[kernel] fn count(c: *mut i32)");
 }
 
 }  // namespace

@@ -105,6 +105,10 @@ TEST_F(ClassApi, ALeaderboardCanStayHiddenFromLearnersUntilItsDeadline) {
   finished_at(store_location(), learner_id(ada), "reduction/3", "accepted", 1'800'000'000, 0.8);
   const std::string board = "/api/stages/reduction/3/leaderboard";
   EXPECT_EQ(ask("GET", board, ada).body["entries"].size(), 1u);
+  // The caller's own row is marked for them alone; a report without a GPU names none.
+  EXPECT_EQ(ask("GET", board, ada).body["entries"][0]["mine"], true);
+  EXPECT_EQ(ask("GET", board, join(a.invite, "Bo")).body["entries"][0]["mine"], false);
+  EXPECT_TRUE(ask("GET", board, ada).body["entries"][0]["gpu"].is_null());
   ASSERT_EQ(ask("PUT", class_path(a.id, "/deadlines/reduction/3"), a.instructor,
                 json{{"due_at", "2099-01-01T00:00:00Z"}, {"hide_leaderboard", true}})
                 .status,

@@ -2,6 +2,10 @@
 // while it is hidden (stages.js refreshes it when a stage opens); source.js decides what text and
 // mode it holds, run.js binds Ctrl+Enter, report.js marks lines and links to them. CodeMirror is
 // the classic script /vendor/codemirror/lib/codemirror.js, loaded before the modules.
+//
+// Tab indents in the editor, so it would keep the keyboard's focus for good (WCAG 2.1.2, no
+// keyboard trap): Escape, then Tab or Shift+Tab, leaves it instead, as index.html's hint under the
+// editor says (its aria-describedby, read when the editor takes the focus).
 
 import { el } from "./dom.js";
 
@@ -19,6 +23,20 @@ export function startEditor() {
     screenReaderLabel: "Kernel source",
   });
   window.cudojoEditor = editor;  // for the browser test and for curious learners
+  letTabLeaveAfterEscape(editor);
+}
+
+// After Escape the next Tab or Shift+Tab is the browser's (codemirrorIgnore: CodeMirror leaves the
+// key alone), so the focus moves on. Any other key first, or leaving and coming back, and Tab
+// indents again.
+function letTabLeaveAfterEscape(cm) {
+  let escaped = false;
+  cm.on("keydown", (_, event) => {
+    if (event.key === "Tab" && escaped) event.codemirrorIgnore = true;
+    else if (event.key !== "Shift") escaped = event.key === "Escape";
+  });
+  cm.on("blur", () => { escaped = false; });
+  cm.getInputField().setAttribute("aria-describedby", "editor-keys");
 }
 
 // The marks now on the editor: line backgrounds ({ line, className }) and CodeMirror text markers.

@@ -1,7 +1,8 @@
 // The History tab: the learner's runs of the open stage, newest first, a page at a time ("Older
 // runs" follows next_before). "open" puts a run's source in the editor (asking first when that
 // replaces a changed draft); "diff" shows the current draft against it, line by line (diff.js). A
-// run submitted after the stage's deadline says "late". stages.js loads it when a stage opens,
+// run submitted after the stage's deadline says "late". Above the runs, a chart of their time ratio;
+// any two ticked are compared side by side (run_compare.js). stages.js loads it when a stage opens,
 // run.js when a job ends, main.js when the learner changes.
 
 import { $, el } from "./dom.js";
@@ -15,6 +16,7 @@ import { showReport } from "./report.js";
 import { lateMark, verdictBadge } from "./report_view.js";
 import { diffView } from "./diff.js";
 import { isLate } from "./deadlines.js";
+import { compareRuns, ratioChart } from "./run_compare.js";
 import { showLanguage } from "./source.js";
 
 export async function loadHistory({ before = null } = {}) {
@@ -48,13 +50,21 @@ export async function loadHistory({ before = null } = {}) {
          el("button", { type: "button", class: "secondary open-job", onclick: () => openJob(job.id),
                         "aria-label": `open job ${job.id} (${languageName(language)})` }, "open"), " ",
          el("button", { type: "button", class: "secondary diff-job", onclick: () => diffJob(job.id),
-                        "aria-label": `diff your draft against job ${job.id}` }, "diff")));
+                        "aria-label": `diff your draft against job ${job.id}` }, "diff"), " ",
+         el("label", { class: "compare-pick" },
+            el("input", { type: "checkbox", value: job.id, "aria-label": `compare job ${job.id}`, onchange: pickedForComparison }),
+            " compare")));
   });
   let table = box.querySelector("table");
   if (!before || !table) {
     table = el("table", {}, el("tr", {}, el("th", {}, "job"), el("th", {}, "language"), el("th", {}, "submitted"),
                                   el("th", {}, "verdict"), el("th", {}, "time"), el("th", {}, "")));
-    box.replaceChildren(table);
+    const chart = ratioChart(history.jobs);
+    box.replaceChildren(...(chart ? [chart] : []), table,
+      el("p", { class: "compare-bar" },
+         el("button", { type: "button", class: "secondary", id: "compare-runs", disabled: "", onclick: showComparison },
+            "Compare the two runs ticked"), " ", el("span", { class: "muted", id: "compare-hint" }, "Tick two runs to see their figures side by side.")),
+      el("div", { id: "compare-view" }));
   }
   table.append(...rows);
   box.querySelector(".older")?.remove();
@@ -62,6 +72,19 @@ export async function loadHistory({ before = null } = {}) {
     box.append(el("button", { type: "button", class: "secondary older",
                               onclick: () => loadHistory({ before: history.next_before }) }, "Older runs"));
   }
+}
+
+// Exactly two runs ticked: they can be compared.
+function pickedForComparison() {
+  const picked = document.querySelectorAll("#history-list .compare-pick input:checked");
+  $("#compare-runs").disabled = picked.length !== 2;
+  $("#compare-hint").textContent = picked.length > 2 ? "Tick only two runs." : picked.length === 2 ? "" : "Tick two runs to see their figures side by side.";
+}
+
+async function showComparison() {
+  const ids = [...document.querySelectorAll("#history-list .compare-pick input:checked")].map((box) => Number(box.value)).sort((a, b) => a - b);
+  if (ids.length !== 2) return;
+  $("#compare-view").replaceChildren(await compareRuns(ids[0], ids[1]));
 }
 
 async function openJob(id) {

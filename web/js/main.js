@@ -8,7 +8,8 @@
 //   stages.js       stage list, lesson, progress  deadlines.js    "due" and "past due", late runs
 //   languages.js    what we know of languages     editor.js       CodeMirror and line marks
 //   source.js       the editor's text, Reset      drafts.js       the learner's drafts (server, local copy)
-//   run.js          Run, following a job          tabs.js         which result tab is shown
+//   run.js          Run, Withdraw, the status     tabs.js         which result tab is shown
+//   job_follow.js   following jobs, per stage
 //   report.js       the Result tab                report_view.js  a report drawn into any element
 //   driver.js       the Driver tab                metrics.js      the Metrics tab
 //   history.js      the History tab               diff.js         a line diff of two texts

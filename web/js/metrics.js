@@ -30,13 +30,23 @@ function percentPair(value, reference, note) {
   return `${value.toFixed(1)} % (reference ${ref})`;
 }
 
+// The judge's own failures are never put on the kernel: it was not run, or not to the end.
+function whyNothingWasTimed(verdict) {
+  switch (verdict) {
+    case "compile_error": return "the source did not compile.";
+    case "no_device": return "no GPU was available to the judge, so the kernel was not run; this is not your kernel's fault. Run it again later.";
+    case "internal_error": return "the judge failed before it could time the kernel; this is not your kernel's fault. Run it again, and tell your instructor if it stays.";
+    case "accepted": case "too_slow": case undefined: case null: case "": return "no reason was given.";
+    default: return "the kernel did not pass the tests.";
+  }
+}
+
 export async function showMetrics(report) {
   shownReport = report;
   const m = report.metrics || {};
   const box = $("#tab-metrics");
   if (!m.time_ms) {
-    const why = m.note || (report.verdict === "compile_error" ? "the source did not compile."
-      : report.verdict && report.verdict !== "accepted" && report.verdict !== "too_slow" ? "the kernel did not pass the tests." : "no reason was given.");
+    const why = m.note || whyNothingWasTimed(report.verdict);
     box.replaceChildren(el("p", { class: "metrics-note" }, el("strong", {}, "Nothing was timed: "), why));
     return;
   }

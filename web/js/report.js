@@ -2,11 +2,12 @@
 // the editor and linked to, "Next stage" under an accepted verdict, and the last result of each
 // stage kept across reloads. Called by run.js when a job ends, history.js when a job is opened, and
 // stages.js when a stage opens; it hands the same report to the Metrics tab (metrics.js).
-// localStorage: cudojo.result.STAGE holds the stage's last report, until sign-out (account.js).
+// localStorage: cudojo.result.STAGE holds the stage's last report (with the source that was run, so
+// its lines can be marked again after a reload), until sign-out (account.js).
 
 import { $, el } from "./dom.js";
 import { state } from "./state.js";
-import { clearMarks, lineLink, markLine } from "./editor.js";
+import { clearMarks, editor, lineLink, markLine } from "./editor.js";
 import { renderReport, verdictBadge } from "./report_view.js";
 import { showMetrics } from "./metrics.js";
 import { showTab } from "./tabs.js";
@@ -17,7 +18,9 @@ export { verdictBadge };
 const RESULT_PREFIX = "cudojo.result.";
 const resultKey = (stageId) => `${RESULT_PREFIX}${stageId}`;
 
-function keepResult(report) {
+// Keeps `report` as its stage's last result without drawing it (run.js: a report of a stage that is
+// not open); the stage's Result tab shows it when it opens.
+export function keepReport(report) {
   if (!report || !report.stage) return;
   try { localStorage.setItem(resultKey(report.stage), JSON.stringify(report)); } catch { /* full: not kept */ }
 }
@@ -50,15 +53,17 @@ function nextStage() {
 }
 
 // keep: store it as the stage's last result; restored: it came from storage, and the editor may
-// hold other text now, so no lines are marked.
+// hold other text now, so its lines are marked only when the editor holds the text that was run
+// (report.submitted_source, which run.js adds).
 export function showReport(report, { keep = false, restored = false } = {}) {
-  if (keep) keepResult(report);
+  if (keep) keepReport(report);
   clearMarks();
   const box = $("#tab-result");
   const language = (report && report.language) || "cuda";
   // Lines are marked only in the text the report is about: same stage, same language.
   const here = Boolean(report) && (!report.stage || !state.stage || report.stage === state.stage.id) && language === state.language;
-  const mark = (line, kind, column) => { if (here && !restored) markLine(line, kind, column); };
+  const sameText = !restored || (typeof report.submitted_source === "string" && report.submitted_source === editor.getValue());
+  const mark = (line, kind, column) => { if (here && sameText) markLine(line, kind, column); };
   const following = report && report.verdict === "accepted" && here && state.stage ? nextStage() : null;
   const next = following && el("a", { class: "next-stage", href: `#${following.id}`,
     onclick: (event) => { event.preventDefault(); send(OPEN_STAGE, { id: following.id }); } },

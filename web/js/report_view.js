@@ -6,7 +6,8 @@
 import { el } from "./dom.js";
 import { languageBadge, languageName } from "./languages.js";
 
-// The verdicts in words (docs/verdicts.md); the code stays beside them.
+// The verdicts in words (docs/verdicts.md). The code is the element's data-verdict and its tooltip,
+// not its text: a learner reads words.
 export const VERDICT_WORDS = {
   accepted: "Accepted", too_slow: "Too slow", wrong_answer: "Wrong answer", compile_error: "Compile error",
   runtime_error: "Runtime error", time_limit_exceeded: "Time limit exceeded", no_device: "No GPU available",
@@ -15,11 +16,36 @@ export const VERDICT_WORDS = {
 
 export function verdictBadge(verdict) {
   const words = VERDICT_WORDS[verdict];
-  return el("span", { class: `verdict ${verdict}`, "data-verdict": verdict }, words ? `${words} (${verdict})` : verdict);
+  return el("span", { class: `verdict ${verdict}`, "data-verdict": verdict, title: verdict }, words || verdict);
 }
 
 // "late" in words (and a class for its colour): a run submitted after its stage's deadline.
 export const lateMark = () => el("span", { class: "late-mark" }, "late");
+
+// A message with `code` in backticks (the Rust front end's, the judge's) as text and <code> parts;
+// a lone backtick stays as it is.
+export function withCode(text) {
+  const parts = String(text || "").split("`");
+  if (parts.length < 3 || parts.length % 2 === 0) return [String(text || "")];
+  return parts.map((part, index) => (index % 2 ? el("code", {}, part) : part)).filter((part) => part !== "");
+}
+
+// NVRTC (like any C++ compiler) notices a missing ';' only at the next token, often on the next
+// line: the learner is told where to look.
+function diagnosticHint(message) {
+  if (/expected a "?;"?/.test(message || "")) {
+    return el("span", { class: "hint" }, " (a missing ';' is usually at the end of the line before the one named)");
+  }
+  return null;
+}
+
+// A gate with figures: "time 2.41 x the reference; the limit is 2.00 x", and whether it passed.
+function gateLine(gate) {
+  if (!gate || gate.value === null || gate.value === undefined || gate.limit === null || gate.limit === undefined) return null;
+  return el("p", { class: "gate-figures", "data-passed": String(Boolean(gate.passed)) },
+            el("strong", {}, "Gate: "), `${gate.value.toFixed(2)} against a limit of ${gate.limit.toFixed(2)} (${gate.rule}): `,
+            gate.passed ? "passed" : "not passed");
+}
 
 function formatNumber(value) {
   if (value === null || value === undefined) return "";
@@ -50,7 +76,7 @@ function renderDiagnostics(report, compile, { mark, lineLink }) {
     }
     list.append(el("li", { class: `diagnostic ${kind}`, "data-severity": diagnostic.severity || "error" },
                    where, where ? ": " : "", el("span", { class: `severity ${kind}` }, diagnostic.severity || "error"),
-                   ": ", diagnostic.message,
+                   ": ", ...withCode(diagnostic.message), diagnosticHint(diagnostic.message),
                    diagnostic.context ? el("pre", { class: "context" }, diagnostic.context) : null));
   }
   return list;
@@ -92,11 +118,14 @@ export function renderReport(box, report, { lineLink = () => null, mark = () => 
     return;
   }
   const language = report.language || "cuda";
-  const parts = [el("p", {}, verdictBadge(report.verdict), " ", report.message || ""),
+  const parts = [el("p", {}, verdictBadge(report.verdict), " ", ...withCode(report.message)),
+                 ...(report.stage ? [el("p", { class: "judged-stage", "data-stage": report.stage }, "Stage: ", el("code", {}, report.stage))] : []),
                  el("p", { class: "judged-language", "data-language": language },
                     "Language: ", languageBadge(language), " ", languageName(language))];
   if (report.late) parts.push(el("p", { class: "late-note" }, lateMark(), ": submitted after the stage's deadline."));
   parts.push(...versionNotes(report));
+  const gate = gateLine(report.gate);
+  if (gate) parts.push(gate);
   if (next) parts.push(el("p", {}, next));
   const helpers = { mark, lineLink };
   if (report.error_name) parts.push(el("p", {}, "CUDA error: ", el("code", {}, report.error_name)));
@@ -112,7 +141,7 @@ export function renderReport(box, report, { lineLink = () => null, mark = () => 
     parts.push(el("h3", {}, "Findings"));
     for (const finding of report.findings) {
       mark(finding.line);
-      parts.push(el("p", { class: "finding" }, el("code", {}, finding.code), " ", lineLink(finding.line), " ", finding.message));
+      parts.push(el("p", { class: "finding" }, el("code", {}, finding.code), " ", lineLink(finding.line), " ", ...withCode(finding.message)));
     }
   }
   if (report.tests && report.tests.length) parts.push(...renderTests(report.tests));

@@ -6,6 +6,13 @@
 // learner's. The one HTML the page inserts is the lesson,
 // rendered by the server (cmark-gfm in safe mode); lesson.js (window.cudojoLesson) adds math,
 // highlighted code and diagrams to it.
+//
+// The hash names the open stage ("#reduction/3"), so a link opens it and the browser's Back and
+// Forward walk the stages opened: opening one sets the hash (one history entry, none when it is
+// already there), and a change of hash (Back, a link such as the landing text's) opens the stage
+// it names, or the landing text again for a hash that names none. The tab's title names the open
+// stage. On a phone the lesson is below the stage list: a stage opened by the learner scrolls into
+// view, with the focus, else a tap would seem to do nothing.
 
 import { $, el } from "./dom.js";
 import { state } from "./state.js";
@@ -17,7 +24,7 @@ import { openSource } from "./source.js";
 import { showLastResult } from "./report.js";
 import { hideDiff, loadHistory } from "./history.js";
 import { loadLeaderboard } from "./leaderboard.js";
-import { OPEN_STAGE, on } from "./events.js";
+import { OPEN_STAGE, STAGE_OPENED, on, send } from "./events.js";
 
 // A stage id is "<track>/<number>" ("reduction/3"); the track is the text before the '/'.
 const trackOf = (id) => (id.includes("/") ? id.slice(0, id.indexOf("/")) : id);
@@ -51,7 +58,7 @@ function renderStageNav(groups) {
          el("span", { class: "track-name" }, trackTitle(track)), " ", el("span", { class: "track-count" }, count)),
       el("ol", { class: "track-stages", "aria-labelledby": headingId },
          ...stages.map((stage) => el("li", {},
-           el("button", { type: "button", "data-stage": stage.id, onclick: () => selectStage(stage.id) },
+           el("button", { type: "button", "data-stage": stage.id, onclick: () => selectStage(stage.id, { reveal: true }) },
               el("span", { class: "id" }, stage.id), stage.title, el("span", { class: "progress-mark" }),
               el("span", { class: "due-mark" }))))));
   }));
@@ -92,6 +99,36 @@ function renderProgress() {
   }
 }
 
+// The page's title and the lesson's landing text (index.html) as they were before any stage opened,
+// for a hash that names no stage.
+const landing = { title: document.title, lesson: null };
+
+// The stage the hash names, or null: "#reduction%2F3" and "#reduction/3" both name reduction/3.
+function stageOfHash() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  return state.stages.some((stage) => stage.id === id) ? id : null;
+}
+
+function markCurrent(id) {
+  for (const button of document.querySelectorAll("nav button")) {
+    const current = button.dataset.stage === id;
+    button.classList.toggle("current", current);
+    if (current) button.setAttribute("aria-current", "true");
+    else button.removeAttribute("aria-current");
+  }
+}
+
+// The lesson's top into view, and the focus into the lesson, when it is out of sight: on a phone,
+// where the stage list is above it, or after scrolling down to the results. Not on a wide screen
+// with the lesson in view, where the focus stays on the stage button for the next Tab.
+function revealLesson() {
+  const lesson = $("#lesson");
+  const top = lesson.getBoundingClientRect().top;
+  if (top >= 0 && top < window.innerHeight / 2) return;
+  lesson.scrollIntoView({ block: "start" });
+  lesson.focus({ preventScroll: true });
+}
+
 // The stage list; the stage the URL's hash names opens.
 export async function loadStages() {
   const groups = groupByTrack(await api("/api/stages"));
@@ -99,15 +136,16 @@ export async function loadStages() {
   // above it, across a track's boundary too (atomics/1 follows reduction/9).
   state.stages = groups.flatMap((group) => group.stages);
   renderStageNav(groups);
-  const wanted = decodeURIComponent(location.hash.slice(1));
-  if (state.stages.some((stage) => stage.id === wanted)) selectStage(wanted);
+  const named = stageOfHash();
+  if (named) selectStage(named);
 }
 
 // Opens a stage. Only the newest opening goes on after each answer: a click on another stage, or
-// a change of learner meanwhile, wins.
+// a change of learner meanwhile, wins. reveal: the learner asked for it (a click, Back, "Next
+// stage"), so the lesson is brought into view; not on loading the page or a change of learner.
 let openings = 0;
 let wanted = null;
-export async function selectStage(id) {
+export async function selectStage(id, { reveal = false } = {}) {
   const mine = ++openings;
   wanted = id;
   flushDrafts();  // the stage left behind keeps what was typed in it
@@ -116,27 +154,40 @@ export async function selectStage(id) {
   await openDrafts([stage.id]);
   if (mine !== openings) return;
   state.stage = stage;
-  location.hash = stage.id;
-  for (const button of document.querySelectorAll("nav button")) {
-    const current = button.dataset.stage === stage.id;
-    button.classList.toggle("current", current);
-    if (current) button.setAttribute("aria-current", "true");
-    else button.removeAttribute("aria-current");
-  }
+  // Setting the hash it already has would add no entry either, but "#reduction%2F3" differs.
+  if (stageOfHash() !== stage.id) location.hash = stage.id;
+  markCurrent(stage.id);
   const lesson = $("#lesson");
   lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
   // lesson.js (math, code highlighting, diagrams); a page without it shows the plain lesson.
   try { if (window.cudojoLesson) window.cudojoLesson.enhance(lesson); } catch (error) { console.error(error); }
+  if (reveal) revealLesson();
   if (state.view === "staff") return;  // staff read the lesson; running kernels is a learner's
+  document.title = `${stage.id}: ${stage.title} · cudojo`;
   $("#workbench").hidden = false;
+  $("#skip-to-editor").hidden = false;
   renderDeadlines();
   editor.refresh();  // the editor was created hidden: its gutter is measured now
   openSource(stage);
   hideDiff();
-  $("#status").textContent = "";
   showLastResult(stage.id);
+  send(STAGE_OPENED, { id: stage.id });  // run.js: this stage's job, if one waits, on the status line
   loadHistory();
   loadLeaderboard();
+}
+
+// Back past the first stage opened: the landing text, no stage current, no editor.
+// state.stage stays the last stage opened: a run of it still being followed ends in its hidden
+// panels.
+function showLanding() {
+  ++openings;  // a stage still being opened stays closed
+  wanted = null;
+  flushDrafts();
+  markCurrent(null);
+  $("#lesson").replaceChildren(...landing.lesson.map((node) => node.cloneNode(true)));
+  $("#workbench").hidden = true;
+  $("#skip-to-editor").hidden = true;
+  document.title = landing.title;
 }
 
 // After a change of learner (main.js): the stage open, or being opened, opens again, so the
@@ -145,6 +196,27 @@ export function reopenStage() {
   return wanted ? selectStage(wanted) : Promise.resolve();
 }
 
+// The skip links (index.html) move the focus without touching the hash, which names the stage.
+function startSkipLinks() {
+  $("#skip-to-lesson").addEventListener("click", (event) => {
+    event.preventDefault();
+    $("#lesson").focus();
+  });
+  $("#skip-to-editor").addEventListener("click", (event) => {  // shown while a stage is open
+    event.preventDefault();
+    editor.focus();
+  });
+}
+
 export function startStages() {
-  on(OPEN_STAGE, ({ id }) => selectStage(id));
+  landing.lesson = [...$("#lesson").childNodes].map((node) => node.cloneNode(true));
+  on(OPEN_STAGE, ({ id }) => selectStage(id, { reveal: true }));
+  startSkipLinks();
+  // The staff's view routes its own hash (staff/view.js); the learner's is the stage's.
+  if (state.view === "staff") return;
+  window.addEventListener("hashchange", () => {
+    const named = stageOfHash();
+    if (named && !(state.stage && state.stage.id === named && wanted === named)) selectStage(named, { reveal: true });
+    else if (!named && state.stages.length) showLanding();
+  });
 }
