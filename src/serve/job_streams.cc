@@ -177,6 +177,9 @@ void JobStreams::poll_once() {
   }
   std::set<std::int64_t> existing;
   std::map<std::int64_t, JobEvent> events;  // the jobs whose streams show something out of date
+  // Each job's learner as read now: a stream only ever shows its own learner's job. (A SQLite id can
+  // come back after a withdrawn job's row is deleted: the id then names another learner's job.)
+  std::map<std::int64_t, std::int64_t> owners;
   for (const JobProgress& job : progress) {
     existing.insert(job.id);
     const std::string key = progress_key(job.state, job.phase, job.position);
@@ -184,7 +187,10 @@ void JobStreams::poll_once() {
     if (shown.size() == 1 && *shown.begin() == key) continue;
     // Read whole only now, for the event's body: the report arrives with the result.
     try {
-      if (auto record = store_.job(job.id)) events[job.id] = job_event(*record, job.position);
+      if (auto record = store_.job(job.id)) {
+        events[job.id] = job_event(*record, job.position);
+        owners[job.id] = record->learner_id;
+      }
     } catch (const StoreError&) {
       // Sent at the next poll that can read it.
     }
@@ -201,6 +207,11 @@ void JobStreams::poll_once() {
     if (!watched.count(entry.job_id)) continue;
     if (!existing.count(entry.job_id)) {
       to_close.push_back(entry.stream);  // the job is gone
+      continue;
+    }
+    const auto owner = owners.find(entry.job_id);
+    if (owner != owners.end() && owner->second != entry.learner_id) {
+      to_close.push_back(entry.stream);  // the id names another learner's job now
       continue;
     }
     const auto event = events.find(entry.job_id);

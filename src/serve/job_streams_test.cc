@@ -151,6 +151,31 @@ TEST_F(JobStreamsTest, TheQueuePositionIsFollowedAndTheResultEndsTheStream) {
   EXPECT_EQ(streams().open_count(), 0);
 }
 
+// A withdrawn job's row is deleted, and SQLite gives the newest id out again: ada's open stream never
+// shows bob's job that now has the id; it closes once a poll reads that job.
+TEST_F(JobStreamsTest, AStreamNeverShowsAnotherLearnersJobUnderItsId) {
+  limits_.event_poll_ms = 60'000;  // the polls are the test's pokes
+  const auto job = store_->enqueue(ada_, "reduction/3", "x");
+  auto stream = open(ada_, job);
+  ASSERT_TRUE(store_->withdraw_queued(job, ada_));
+  const auto bobs = store_->enqueue(bob_, "atomics/2", "bob's source");
+  ASSERT_EQ(bobs, job) << "SQLite gave a new id: this test no longer covers the reuse";
+  const std::string before = stream->written();
+  // Bob's job moves on: what a poll reads of it is his, so ada's stream closes with nothing written.
+  const auto claimed = store_->claim_next("here#1", 30);
+  ASSERT_TRUE(claimed && claimed->id == bobs);
+  ASSERT_TRUE(store_->set_phase(claimed->claim(), "tests"));
+  streams().poke();
+  for (int wait = 0; wait < 100 && stream->is_open(); ++wait) std::this_thread::sleep_for(10ms);
+  EXPECT_FALSE(stream->is_open());
+  EXPECT_EQ(stream->written(), before);
+  // Bob's own stream of it is his to keep.
+  auto his = open(bob_, bobs);
+  ASSERT_TRUE(store_->set_phase(claimed->claim(), "timing"));
+  streams().poke();
+  ASSERT_TRUE(his->wait_for("\"phase\":\"timing\"", 1000ms)) << his->written();
+}
+
 TEST_F(JobStreamsTest, PlacesAreCountedAndADroppedStreamGivesItsPlaceBackAtOnce) {
   limits_.max_event_streams = 2;
   const auto job = store_->enqueue(ada_, "reduction/3", "x");

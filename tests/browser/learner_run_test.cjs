@@ -122,6 +122,17 @@ async function checkWaiting(browser) {
     await page.waitForFunction(() => /^queued, 0 ahead · \d+ s/.test(document.querySelector("#status").textContent), null, { timeout: 10000 });
     expect(await page.isVisible("#withdraw"), "after a reload the waiting job is followed again, with Withdraw");
 
+    // Signing out while a job waits: the page lets it go (no endless asking under no token), and the
+    // next learner finds Run free on that stage.
+    await page.click("#signout");
+    await page.waitForTimeout(2500);
+    expect(!/does not answer|queued/.test(await statusText(page)), `signed out, the old job is not followed (${await statusText(page)})`);
+    await signUp(page, "next learner");
+    await openStage(page, "reduction/2");
+    expect(!(await page.isDisabled("#run")) && !(await page.isVisible("#withdraw")), "the next learner's Run is free");
+    await runAndGetJob(page);
+    await page.waitForFunction(() => /^queued/.test(document.querySelector("#status").textContent), null, { timeout: 10000 });
+
     // The server goes away: the page says it does not answer, and for how long.
     await page.route("**/api/jobs/*/ticket", (route) => route.abort("connectionrefused"));
     server.kill("SIGKILL");
@@ -278,6 +289,27 @@ async function checkProgressAndCompare(browser, url) {
     expect((await row("GPU")).join("|") === "NVIDIA H200|NVIDIA H200", "each run names its GPU");
     await checkLook(page, "progress-and-compare");
     console.log("progress: a chart of the time ratios in words too; two runs' figures side by side");
+
+    // A queue that moves: the status line gives the seconds left at the pace it moved (this server
+    // has no judge, so the places it answers are made up: 6 at Run, then one fewer each second).
+    await page.unroute((u) => /^\/api\/jobs\/1[1-4]$/.test(u.pathname));
+    await page.route("**/api/jobs/*/ticket", (route) => route.fulfill({ status: 503, json: { error: "busy" } }));
+    let place = 6;
+    await page.route((u) => u.pathname === "/api/jobs", async (route) => {
+      const job = await (await route.fetch()).json();
+      return route.fulfill({ status: 202, json: { ...job, position: place } });
+    });
+    await page.route((u) => /^\/api\/jobs\/\d+$/.test(u.pathname), async (route) => {
+      if (route.request().method() !== "GET") return route.continue();
+      const job = await (await route.fetch()).json();
+      place = Math.max(0, place - 1);
+      return route.fulfill({ json: { ...job, state: "queued", position: place } });
+    });
+    await openStage(page, "reduction/2");
+    await runAndGetJob(page);
+    await page.waitForFunction(() => /queued, \d+ ahead · \d+ s · about \d+ s more at the queue's pace/.test(
+      document.querySelector("#status").textContent), null, { timeout: 10000 });
+    console.log(`waiting with a moving queue: "${await statusText(page)}"`);
   } finally {
     await context.close();
   }

@@ -84,7 +84,9 @@ function pickedForComparison() {
 async function showComparison() {
   const ids = [...document.querySelectorAll("#history-list .compare-pick input:checked")].map((box) => Number(box.value)).sort((a, b) => a - b);
   if (ids.length !== 2) return;
-  $("#compare-view").replaceChildren(await compareRuns(ids[0], ids[1]));
+  const stageId = state.stage.id;
+  const comparison = await compareRuns(ids[0], ids[1]);
+  if (state.stage && state.stage.id === stageId) $("#compare-view").replaceChildren(comparison);
 }
 
 async function openJob(id) {

@@ -13,6 +13,9 @@ import { api } from "./api.js";
 const followed = new Map();
 let judgesOnline = null;  // null: not asked yet; else whether any node has judges (GET /api/nodes)
 let judgesAskedAt = 0;
+// Bumped when the learner changes (forgetAll): an answer asked for under an older account is dropped.
+let account = 0;
+export const currentAccount = () => account;
 let onChange = () => {};
 let onDone = () => {};
 
@@ -38,8 +41,28 @@ async function askForJudges() {
   onChange();
 }
 
+// The queue's pace as this page saw it: places gained per second since the job's first known place.
+// Seconds left at that pace, or null until the place has moved and 3 s have passed (a pace read
+// over less says nothing).
+export function secondsLeftAtQueuePace(entry) {
+  const first = entry.firstPlace, job = entry.progress;
+  if (!first || !job || job.state !== "queued" || !(first.position > job.position)) return null;
+  const seconds = (Date.now() - first.at) / 1000;
+  if (seconds < 3) return null;
+  const perSecond = (first.position - job.position) / seconds;
+  return perSecond > 0 ? (job.position + 1) / perSecond : null;
+}
+
+// A job read under this id that is not this stage's (its id was withdrawn and given out again):
+// no longer ours to follow.
+const notThisStages = (entry, job) => job && job.stage && job.stage !== entry.stage;
+
 function update(entry, job) {
   if (followed.get(entry.stage) !== entry) return;  // replaced by a newer run meanwhile
+  if (notThisStages(entry, job)) return forget(entry, "this job is no longer queued: it was withdrawn");
+  if (job.state === "queued" && typeof job.position === "number" && !entry.firstPlace) {
+    entry.firstPlace = { position: job.position, at: Date.now() };
+  }
   entry.progress = job;
   entry.unreachableSince = null;
   if (job.state === "queued") askForJudges();
@@ -48,6 +71,7 @@ function update(entry, job) {
 
 function finish(entry, job) {
   if (followed.get(entry.stage) !== entry) return;
+  if (notThisStages(entry, job)) return forget(entry, "this job is no longer queued: it was withdrawn");
   stopStream(entry);
   followed.delete(entry.stage);
   onDone(entry, job);
@@ -80,6 +104,8 @@ function poll(entry) {
       update(entry, job);
     } catch (error) {
       if (error.status === 404) return forget(entry, "this job is no longer queued: it was withdrawn");
+      // Signed out, or another account: this job is not the page's to ask about any more.
+      if (error.status === 401 || error.status === 403) return forget(entry, "");
       // The server did not answer, or answered with an error: said, with since when, and asked again.
       if (!entry.unreachableSince) entry.unreachableSince = Date.now();
       onChange();
@@ -116,10 +142,14 @@ async function stream(entry) {
 
 // Starts following `job` (as POST /api/jobs or GET /api/jobs/{id} gave it) of `stage`; a job of
 // that stage followed before is let go (its report still comes to the history).
-export function follow(stage, job, since = Date.now()) {
+// `asked`: currentAccount() when the job was asked for; an answer that comes after the learner
+// changed is not followed (null).
+export function follow(stage, job, since = Date.now(), asked = account) {
+  if (asked !== account) return null;
   const old = followed.get(stage);
   if (old) stopStream(old);
-  const entry = { id: job.id, stage, since, progress: job, unreachableSince: null, gone: null, events: null };
+  const entry = { id: job.id, stage, since, progress: job, unreachableSince: null, gone: null, events: null,
+                  firstPlace: job.state === "queued" && typeof job.position === "number" ? { position: job.position, at: Date.now() } : null };
   followed.set(stage, entry);
   if (job.state === "queued") askForJudges();
   onChange();
@@ -139,6 +169,7 @@ export async function withdraw(stage) {
 // The page was reloaded, or another learner signed in: nothing is followed. Jobs of the learner
 // still waiting are found again by resume().
 export function forgetAll() {
+  account += 1;
   for (const entry of followed.values()) stopStream(entry);
   followed.clear();
   onChange();
@@ -148,9 +179,11 @@ export function forgetAll() {
 // followed again, from when it was queued.
 export async function resume(stage) {
   if (followed.has(stage)) return;
+  const asked = account;
   const history = await api(`/api/history?stage=${encodeURIComponent(stage)}&limit=5`).catch(() => null);
   const waiting = history && Array.isArray(history.jobs) ? history.jobs.find((job) => job.state !== "done") : null;
   if (!waiting || followed.has(stage)) return;
   const since = typeof waiting.created_at === "number" ? waiting.created_at * 1000 : Date.now();
-  follow(stage, { id: waiting.id, state: waiting.state, position: waiting.position ?? 0, phase: waiting.phase || "" }, since);
+  follow(stage, { id: waiting.id, stage, state: waiting.state, position: waiting.position ?? 0, phase: waiting.phase || "" },
+         since, asked);
 }

@@ -16,7 +16,10 @@ import { keepReport, showReport, verdictBadge } from "./report.js";
 import { loadHistory } from "./history.js";
 import { loadProgress } from "./stages.js";
 import { ACCOUNT_CHANGED, OPEN_STAGE, STAGE_OPENED, on, send } from "./events.js";
-import { anyJudgeOnline, follow, followedJob, followedJobs, forgetAll, resume, whenFollowed, withdraw } from "./job_follow.js";
+import {
+  anyJudgeOnline, currentAccount, follow, followedJob, followedJobs, forgetAll, resume, secondsLeftAtQueuePace, whenFollowed,
+  withdraw,
+} from "./job_follow.js";
 
 const openStageId = () => (state.stage ? state.stage.id : null);
 const seconds = (since) => Math.max(0, Math.round((Date.now() - since) / 1000));
@@ -33,7 +36,9 @@ function describe(entry) {
   }
   const job = entry.progress || {};
   if (job.state === "running") return `running: ${job.phase || "starting"} · ${waited}`;
-  const place = `queued, ${job.position ?? 0} ahead · ${waited}`;
+  const left = secondsLeftAtQueuePace(entry);
+  const pace = left === null ? "" : ` · about ${Math.max(1, Math.round(left))} s more at the queue's pace so far`;
+  const place = `queued, ${job.position ?? 0} ahead · ${waited}${pace}`;
   if (anyJudgeOnline() === false) {
     return `${place} · no judge is running on this server now: your job waits until one starts (or withdraw it)`;
   }
@@ -100,6 +105,7 @@ async function run() {
   }
   flushDrafts();
   const source = editor.getValue();
+  const asked = currentAccount();
   submitting = stage;
   lastWords.delete(stage);
   clearJudgedElsewhere(stage);
@@ -127,7 +133,9 @@ async function run() {
       }
     }
     submitting = null;
-    follow(stage, { state: "queued", position: 0, ...job }).source = source;
+    const entry = follow(stage, { state: "queued", position: 0, stage, ...job }, Date.now(), asked);
+    if (entry) entry.source = source;
+    else render();  // the learner changed meanwhile: that job is not this page's any more
   } catch (error) {
     submitting = null;
     lastWords.set(stage, error.message);
@@ -143,11 +151,14 @@ function submissionKey() {
 
 async function withdrawOpenStage() {
   const stage = openStageId();
+  $("#withdraw").disabled = true;  // one DELETE per press, not a second that would answer 404
   try {
     await withdraw(stage);
   } catch (error) {
     lastWords.set(stage, `not withdrawn: ${error.message}`);
-    $("#status").textContent = lastWords.get(stage);
+    if (openStageId() === stage) $("#status").textContent = lastWords.get(stage);
+  } finally {
+    $("#withdraw").disabled = false;
   }
 }
 
