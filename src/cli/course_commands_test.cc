@@ -99,6 +99,20 @@ TEST_F(CourseCopy, AFormulaCutByEmphasisIsReportedAtItsLine) {
   EXPECT_NE(result.out.find("1 error"), std::string::npos) << "x_1 + x_2 is no emphasis: " << result.out;
 }
 
+// A figure the server does not know would show to learners as "{{ref.median}}": refused at its line;
+// the figures it knows pass.
+TEST_F(CourseCopy, AnUnknownLessonFigureIsReportedAtItsLine) {
+  const int end = count_lines(root_ / "reduction/01-race/lesson.md");
+  append("reduction/01-race/lesson.md", "\nOn the {{gpu}}: {{ref.median}} ms.\n");
+  const auto result = run_cli("course check reduction/1 --course " + root_.string());
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_NE(result.out.find("lesson.md:" + std::to_string(end + 2) +
+                            ": {{ref.median}} is no figure the server fills"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("1 error"), std::string::npos) << "{{gpu}} is a figure: " << result.out;
+}
+
 TEST_F(CourseCopy, AStarterWhoseSignatureDiffersFailsToCompileAtItsLine) {
   std::ofstream(root_ / "reduction/01-race/starter.py")
       << "from numba import cuda\n\n\n@cuda.jit\ndef count(c, extra):\n    cuda.atomic.add(c, 0, 1)\n";

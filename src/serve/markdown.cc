@@ -167,29 +167,6 @@ struct CalibrationView {
   }
 };
 
-constexpr const char* kFigureNames[] = {"gpu",
-                                        "gpu.calibrated_on",
-                                        "gpu.peak_read_gbps",
-                                        "gpu.sm_count",
-                                        "grid.blocks",
-                                        "grid.threads",
-                                        "ref.n",
-                                        "ref.bytes",
-                                        "ref.floor_ms",
-                                        "ref.median_ms",
-                                        "ref.min_ms",
-                                        "ref.max_ms",
-                                        "ref.samples",
-                                        "ref.gbps",
-                                        "ref.pct_of_peak",
-                                        "baseline.median_ms"};
-
-// `{{ name }}`: letters, digits, dots and underscores between double braces.
-const std::regex& placeholder_pattern() {
-  static const std::regex pattern(R"(\{\{\s*([A-Za-z0-9_.]+)\s*\}\})");
-  return pattern;
-}
-
 CalibrationView view_of(const json* file, const Stage& stage) {
   CalibrationView view{file, nullptr, &stage};
   if (const json* stages = find_key(file, "stages")) {
@@ -248,15 +225,11 @@ std::string with_note(const std::string& markdown, const std::string& note) {
 
 }  // namespace
 
-bool is_lesson_figure_name(const std::string& name) {
-  return std::find(std::begin(kFigureNames), std::end(kFigureNames), name) != std::end(kFigureNames);
-}
-
 LessonFigures fill_lesson_figures(const Stage& stage, const LessonFigureSources& sources) {
   LessonFigures figures;
   const std::string& markdown = stage.lesson_markdown;
   std::set<std::string> names;
-  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), placeholder_pattern());
+  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), lesson_figure_pattern());
        it != std::sregex_iterator(); ++it) {
     if (is_lesson_figure_name((*it)[1].str())) names.insert((*it)[1].str());
   }
@@ -277,7 +250,7 @@ LessonFigures fill_lesson_figures(const Stage& stage, const LessonFigureSources&
   }
   std::string filled;
   auto last = markdown.cbegin();
-  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), placeholder_pattern());
+  for (auto it = std::sregex_iterator(markdown.begin(), markdown.end(), lesson_figure_pattern());
        it != std::sregex_iterator(); ++it) {
     const std::string name = (*it)[1].str();
     filled.append(last, (*it)[0].first);

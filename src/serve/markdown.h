@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "stage/lesson_figure_names.h"
 #include "stage/stage.h"
 
 namespace cudojo {
@@ -44,7 +45,7 @@ struct LessonFigures {
 
 LessonFigures fill_lesson_figures(const Stage& stage, const LessonFigureSources& sources);
 
-// The placeholders a lesson may use; `cudojo course check` reports any other `{{...}}`.
-bool is_lesson_figure_name(const std::string& name);
+// The placeholders a lesson may use are stage/lesson_figure_names.h's; `cudojo course check`
+// reports any other `{{...}}`.
 
 }  // namespace cudojo

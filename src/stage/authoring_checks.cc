@@ -9,6 +9,8 @@
 #include <regex>
 #include <sstream>
 
+#include "stage/lesson_figure_names.h"
+
 namespace cudojo {
 
 namespace fs = std::filesystem;
@@ -280,6 +282,18 @@ std::vector<StageProblem> check_lesson(const std::string& markdown, const Lesson
                          "web/diagrams/ and its row to DIAGRAMS in web/lesson.js",
                          name, fmt::join(*check.diagrams, ", "))});
       }
+    }
+  }
+  // A `{{name}}` the server would not fill shows to the learner as written.
+  for (std::size_t n = 0; n < lines.size(); ++n) {
+    for (auto it = std::sregex_iterator(lines[n].begin(), lines[n].end(), lesson_figure_pattern());
+         it != std::sregex_iterator(); ++it) {
+      const std::string name = (*it)[1].str();
+      if (is_lesson_figure_name(name)) continue;
+      problems.push_back({file, static_cast<int>(n + 1), "",
+                          fmt::format("{{{{{}}}}} is no figure the server fills, and would show as written; "
+                                      "the figures are {} (docs/stages.md, \"Figures in a lesson\")",
+                                      name, fmt::join(lesson_figure_names(), ", "))});
     }
   }
   const std::size_t before_math = problems.size();
