@@ -148,6 +148,9 @@ def summary(job, path):
         "expected": expectation(path) if SUBMISSIONS in path.parents else {"verdict": "accepted"},
         "metrics_source": metrics.get("metrics_source"),
         "metrics_note": metrics.get("metrics_note") or "",
+        "metrics_passes": metrics.get("metrics_passes"),
+        # A verdict unlike the corpus file's is read from its words.
+        "message": (report.get("message") or "")[:400],
         "sanitizer": {t["tool"]: t["errors"] for t in sanitizer.get("tools") or []},
         "sanitizer_skipped": sanitizer.get("skipped") or [],
         "sanitizer_note": sanitizer.get("note") or "",
@@ -201,18 +204,21 @@ def cold_checks(build, runs):
     for track in ("atomics", "reduction"):
         for folder in sorted((ROOT / "course" / track).glob("[0-9][0-9]-*")):
             stage = f"{track}/{int(folder.name[:2])}"
-            walls, verdicts = [], set()
+            walls, verdicts, timings = [], set(), []
             for _ in range(runs):
                 start = time.time()
                 out = subprocess.run([f"{build}/cudojo", "check", stage, str(folder / "reference.cu"), "--json"],
                                      capture_output=True, text=True)
                 walls.append(time.time() - start)
                 try:
-                    verdicts.add(json.loads(out.stdout)["verdict"])
+                    report = json.loads(out.stdout)
+                    verdicts.add(report["verdict"])
+                    timings.append(report.get("timings_ms", {}))
                 except (ValueError, KeyError):
                     verdicts.add(f"exit {out.returncode}")
+            # Each run's phases, so where a cold check's time goes can be read afterwards.
             rows.append({"stage": stage, "median_s": statistics.median(walls), "walls": walls,
-                         "verdicts": sorted(verdicts)})
+                         "verdicts": sorted(verdicts), "timings_ms": timings})
     return rows
 
 

@@ -119,6 +119,7 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
     request.source = stage.reference_source;
     request.file_name = "reference.cu";
     request.workers.sanitize = false;
+    request.all_metrics = true;  // the calibrated SM throughput is what gates compare with
     request.workers.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);

@@ -257,6 +257,13 @@ int main(int argc, char** argv) {
   check->add_flag(
       "--no-profile", no_profile,
       "Skip the profiler metrics (SM and DRAM throughput, global atomics) and gate on time alone");
+  bool all_metrics = false;
+  auto* all_metrics_flag = check->add_flag(
+      "--all-metrics", all_metrics,
+      "Measure SM throughput on every stage, not only where the gate reads it (reduction/3 and /4 "
+      "today): it takes most of the profiler's replay passes (9 of 10 on an H200), each with the GPU "
+      "alone");
+  all_metrics_flag->excludes(check->get_option("--no-profile"));
   check
       ->add_option("--color", colour,
                    "Colour in the text report: auto (default; honours NO_COLOR), always, never")
@@ -377,6 +384,7 @@ int main(int argc, char** argv) {
     if (*seed_option) request.seed = parse_seed(seed_text);
     request.workers.sanitize = !no_sanitize;
     request.profile = !no_profile;
+    request.all_metrics = all_metrics;
     request.calibration_dir = calibration_dir.string();
     request.workers.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();

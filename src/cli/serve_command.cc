@@ -70,6 +70,11 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app) {
   command->add_option(
       "--limit", serve->limits,
       "Set one of the server's limits, NAME=VALUE (repeat for more); --list-limits names them");
+  command->add_flag(
+      "--all-metrics", settings.all_metrics,
+      "Measure SM throughput for every correct job, not only on the stages whose gate reads it: the "
+      "Metrics tab then always has it, at the cost of most of the profiler's passes, each with the GPU "
+      "alone");
   command->add_flag("--list-limits", serve->list_limits,
                     "Print every limit with its default and meaning, and exit");
   return serve;

@@ -67,6 +67,7 @@ const std::vector<ServeLimitField>& serve_limit_fields() {
                    "wrong invite codes from one client address an hour"),
       CUDOJO_LIMIT(max_draft_saves_per_minute, "saves", "drafts one learner saves or deletes a minute"),
       CUDOJO_LIMIT(max_jobs_per_rejudging, "jobs", "finished jobs one rejudging judges again"),
+      CUDOJO_LIMIT(max_live_shares_per_learner, "links", "jobs one learner shares at once, a link each"),
       CUDOJO_LIMIT(io_threads, "threads", "threads running the event loop"),
       CUDOJO_LIMIT(handler_threads, "threads", "threads running routes that call the store"),
       CUDOJO_LIMIT(max_waiting_requests, "requests", "requests waiting for a handler thread before 503"),

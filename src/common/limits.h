@@ -145,6 +145,9 @@ struct ServeLimits {
   // Jobs one rejudging may take: a class of 300 with 12 stages and a few tries each fits. Reruns
   // wait behind every learner's job, so a large one delays nobody, but it holds a GPU for long.
   int max_jobs_per_rejudging = 5000;
+  // Jobs one learner may share at once, each by a link of its own (serve/store_shares.h): a run of
+  // every stage four times over; past it, 409 until the learner stops sharing one.
+  int max_live_shares_per_learner = 50;
 
   // --- The HTTP front door (src/http/): one event loop holds every connection, so a connection
   // costs memory, not a thread; each is bounded in time and size from its first byte.

@@ -23,7 +23,7 @@ namespace cudojo {
 
 namespace {
 
-enum MetricIndex { kSm, kDram, kDuration, kRed, kAtom, kMetricCount };
+using namespace profiler_metric;
 
 // The CUPTI entry points cudojo uses, resolved from libcupti at run time.
 struct Cupti {
@@ -120,17 +120,6 @@ CUcontext current_context() {
 
 }  // namespace
 
-const std::vector<std::string>& profiler_metric_names() {
-  static const std::vector<std::string> names = {
-      "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-      "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-      "gpu__time_duration.sum",
-      "smsp__inst_executed_op_global_red.sum",
-      "smsp__inst_executed_op_global_atom.sum",
-  };
-  return names;
-}
-
 // Other spellings CUPTI may know a metric by on some chips; tried after the shared name.
 std::vector<std::string> cupti_spellings(std::size_t metric) {
   std::vector<std::string> spellings = {profiler_metric_names()[metric]};
@@ -141,7 +130,7 @@ std::vector<std::string> cupti_spellings(std::size_t metric) {
 
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
                                  const std::function<void()>& flush_l2, int max_passes,
-                                 const std::function<bool()>& ready_for_passes) {
+                                 const std::function<bool()>& ready_for_passes, bool sm_throughput) {
   const auto started = std::chrono::steady_clock::now();
   auto ms_since = [](std::chrono::steady_clock::time_point from) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
@@ -182,7 +171,7 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     std::vector<std::string> spellings_used;
     std::vector<int> indices;  // position in profiler_metric_names() of each accepted name
     std::string refused;
-    for (std::size_t m = 0; m < profiler_metric_names().size(); ++m) {
+    for (std::size_t m = sm_throughput ? 0 : 1; m < profiler_metric_names().size(); ++m) {
       CUptiResult added = CUPTI_ERROR_UNKNOWN;
       for (const auto& spelling : cupti_spellings(m)) {
         const char* name = spelling.c_str();
@@ -274,11 +263,17 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     };
     for (bool all_submitted = false; !all_submitted;) {
       if (++passes > max_passes) throw CuptiFailure(fmt::format("more than {} replay passes", max_passes));
+      const auto pass_started = std::chrono::steady_clock::now();
       CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
       start.pRangeProfilerObject = profiler;
       CUDOJO_CUPTI(cupti, cuptiRangeProfilerStart, start);
+      const auto launches_started = std::chrono::steady_clock::now();
       for (const auto& launch : launches) launch(marks);
       if (cudaDeviceSynchronize() != cudaSuccess) throw CuptiFailure("a profiled kernel failed");
+      if (passes == 1) {
+        result.first_launches_ms = ms_since(launches_started);
+        result.first_pass_ms = ms_since(pass_started);
+      }
       CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
       stop.pRangeProfilerObject = profiler;
       CUDOJO_CUPTI(cupti, cuptiRangeProfilerStop, stop);
@@ -326,8 +321,8 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
               : (std::isnan(all[kRed]) ? 0 : all[kRed]) + (std::isnan(all[kAtom]) ? 0 : all[kAtom]);
       result.kernels.push_back({all[kSm], all[kDram], all[kDuration] / 1e6, atomics});
     }
-    // SM throughput is what the gate reads: without it the collection has failed.
-    const bool has_sm = std::find(indices.begin(), indices.end(), kSm) != indices.end();
+    // SM throughput, when asked for, is what a gate reads: without it the collection has failed.
+    const bool has_sm = !sm_throughput || std::find(indices.begin(), indices.end(), kSm) != indices.end();
     result.ok = !result.kernels.empty() && has_sm;
     if (result.kernels.empty()) result.error = "the CUPTI range profiler recorded no ranges";
     if (!has_sm) result.error = "CUPTI could not collect SM throughput; " + result.error;
@@ -346,92 +341,6 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     cupti.cuptiProfilerHostDeinitialize(&deinit);
   }
   return result;
-}
-
-ProfileResult parse_ncu_csv(const std::string& csv) {
-  ProfileResult result;
-  result.source = "ncu";
-  auto split = [](const std::string& line) {
-    std::vector<std::string> fields;
-    std::string field;
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"') {
-        quoted = !quoted;
-      } else if (c == ',' && !quoted) {
-        fields.push_back(field);
-        field.clear();
-      } else {
-        field += c;
-      }
-    }
-    fields.push_back(field);
-    return fields;
-  };
-  std::istringstream in(csv);
-  std::string line;
-  std::vector<std::string> header;
-  std::map<long, KernelMetrics> by_id;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.rfind("\"ID\"", 0) == 0) {
-      header = split(line);
-      continue;
-    }
-    if (header.empty() || line.empty() || line[0] != '"') continue;
-    const auto fields = split(line);
-    auto column = [&](const std::string& name) -> std::string {
-      for (size_t i = 0; i < header.size() && i < fields.size(); ++i) {
-        if (header[i] == name) return fields[i];
-      }
-      return {};
-    };
-    const std::string id_text = column("ID");
-    const std::string metric = column("Metric Name");
-    std::string value_text = column("Metric Value");
-    const std::string unit = column("Metric Unit");
-    if (id_text.empty() || metric.empty() || value_text.empty()) continue;
-    std::erase(value_text, ',');
-    double value = 0;
-    try {
-      value = std::stod(value_text);
-    } catch (...) {
-      continue;
-    }
-    KernelMetrics& kernel = by_id[std::stol(id_text)];
-    const auto& names = profiler_metric_names();
-    if (metric == names[kSm]) kernel.sm_throughput_pct = value;
-    if (metric == names[kDram]) kernel.dram_throughput_pct = value;
-    if (metric == names[kDuration]) {
-      static const std::map<std::string, double> kToMs = {
-          {"nsecond", 1e-6}, {"ns", 1e-6}, {"usecond", 1e-3}, {"us", 1e-3},
-          {"msecond", 1.0},  {"ms", 1.0},  {"second", 1e3}};
-      const auto scale = kToMs.find(unit);
-      kernel.duration_ms = value * (scale == kToMs.end() ? 1e-6 : scale->second);
-    }
-    if (metric == names[kRed] || metric == names[kAtom]) kernel.global_atomics += value;
-  }
-  for (const auto& [id, kernel] : by_id) result.kernels.push_back(kernel);
-  result.ok = !result.kernels.empty();
-  if (!result.ok) result.error = "ncu printed no metric rows";
-  return result;
-}
-
-void to_json(nlohmann::json& j, const KernelMetrics& metrics) {
-  j = {{"sm_throughput_pct", number_json(metrics.sm_throughput_pct)},
-       {"dram_throughput_pct", number_json(metrics.dram_throughput_pct)},
-       {"duration_ms", number_json(metrics.duration_ms)},
-       {"global_atomics", number_json(metrics.global_atomics)}};
-}
-
-void from_json(const nlohmann::json& j, KernelMetrics& metrics) {
-  auto number = [&](const char* key) {
-    return j.contains(key) ? number_from_json(j.at(key)) : std::numeric_limits<double>::quiet_NaN();
-  };
-  metrics.sm_throughput_pct = number("sm_throughput_pct");
-  metrics.dram_throughput_pct = number("dram_throughput_pct");
-  metrics.duration_ms = number("duration_ms");
-  metrics.global_atomics = number("global_atomics");
 }
 
 }  // namespace cudojo

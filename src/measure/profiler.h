@@ -32,10 +32,24 @@ struct ProfileResult {
   double setup_ms = 0;                 // loading CUPTI and building its configuration (CPU only)
   double passes_ms = 0;                // the replayed launches and reading the counters back
   double enable_ms = 0;                // of passes_ms: enabling the range profiler and its config
+  double first_pass_ms = 0;            // of passes_ms: the first pass, from its start to its launches done
+  double first_launches_ms = 0;        // of that: the launches (their input made ready, the L2 flushed)
 };
 
-// The metric names, as both CUPTI and ncu spell them.
+// Where each metric stands in profiler_metric_names().
+namespace profiler_metric {
+enum Index { kSm, kDram, kDuration, kRed, kAtom, kMetricCount };
+}
+
+// The metric names, as both CUPTI and ncu spell them; SM throughput is the first.
 const std::vector<std::string>& profiler_metric_names();
+// Said in a report where SM throughput was left out.
+inline constexpr const char* kSmThroughputNotMeasured =
+    "SM throughput not measured: this stage's gate does not read it, and it takes most of the "
+    "profiler's replay passes (`cudojo check --all-metrics` measures it)";
+
+// Those names joined with commas, as ncu's --metrics takes them, SM throughput only when asked.
+std::string ncu_metric_list(bool sm_throughput);
 
 // What a tool run does around one kernel launch: `before` runs once the kernel's input is in
 // place, right before the launch. The profiler flushes the L2 there, so the kernel reads its input
@@ -49,13 +63,17 @@ using ProfiledLaunch = std::function<void(const LaunchMarks&)>;
 
 // Profiles `launches` on the current device, one range per kernel, replaying all of them for as
 // many passes as the metrics need (at most max_passes), with `flush_l2` before every launch.
+// SM throughput is the maximum of many sub-metrics and takes most of the passes (9 of 10 on an
+// H200, evidence/2026-12-03-h200-profiler-passes.txt): without `sm_throughput` it is left out
+// (NaN) and the other metrics take one pass.
 // CUPTI's set-up (loading it, the chip's metric tables, the configuration image) touches no
 // kernel, so it can run on a thread while the GPU is busy with other work; `ready_for_passes`, when
 // given, is called before the first GPU-side step and blocks until the GPU may be used, returning
 // false to give up (the result then says the profile was not wanted).
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
                                  const std::function<void()>& flush_l2, int max_passes,
-                                 const std::function<bool()>& ready_for_passes = {});
+                                 const std::function<bool()>& ready_for_passes = {},
+                                 bool sm_throughput = true);
 
 // Reads `ncu --csv --metrics ...` output: one KernelMetrics per profiled kernel ID, in ID order.
 ProfileResult parse_ncu_csv(const std::string& csv);

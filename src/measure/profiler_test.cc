@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "common/limits.h"
 
 namespace cudojo {
@@ -41,6 +43,21 @@ TEST(NcuCsv, OneEntryPerKernelInIdOrderWithUnitsAndSeparators) {
   EXPECT_DOUBLE_EQ(result.kernels[1].sm_throughput_pct, 0.22);
   EXPECT_NEAR(result.kernels[1].duration_ms, 7.36, 1e-12);
   EXPECT_DOUBLE_EQ(result.kernels[1].global_atomics, 131072);
+}
+
+TEST(NcuCsv, AMetricNcuPrintedNoRowForIsNotMeasuredNotZero) {
+  // Kernel 1 has no DRAM row, kernel 0 has no atom row (red only): what is missing reads NaN,
+  // what was printed keeps its value.
+  ProfileResult result = parse_ncu_csv(kNcuCsv);
+  ASSERT_EQ(result.kernels.size(), 2u);
+  EXPECT_TRUE(std::isnan(result.kernels[1].dram_throughput_pct));
+  EXPECT_DOUBLE_EQ(result.kernels[0].global_atomics, 16384);
+}
+
+TEST(NcuMetricList, SmThroughputOnlyWhenAsked) {
+  EXPECT_EQ(ncu_metric_list(false).find("sm__throughput"), std::string::npos);
+  EXPECT_NE(ncu_metric_list(false).find("dram__throughput"), std::string::npos);
+  EXPECT_EQ(ncu_metric_list(true).rfind("sm__throughput.avg.pct_of_peak_sustained_elapsed,", 0), 0u);
 }
 
 TEST(NcuCsv, NoRowsIsAnExplainedFailure) {

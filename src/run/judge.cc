@@ -58,6 +58,7 @@ Job make_job(const CheckRequest& request, std::uint64_t seed) {
   // judged on time alone.
   job.profile = request.profile && request.stage->second_kernel.empty();
   job.profiler_max_passes = request.workers.limits.profiler_max_passes;
+  job.profile_sm_throughput = request.all_metrics || request.stage->gate.min_sm_throughput_ratio.has_value();
   job.profiler_setup_wait_ms = request.workers.limits.profiler_setup_wait_ms;
   job.calibration_dir = request.calibration_dir;
   return job;

@@ -101,6 +101,9 @@ struct CheckRequest {
   std::function<void(std::string_view phase)> on_progress;
   // Collect profiler metrics (CUPTI, else ncu) for a correct submission and its reference.
   bool profile = true;
+  // SM throughput on every stage, not only where the gate reads it (min_sm_throughput_ratio): on an
+  // H200 it is 9 of the profiler's 10 passes, each of which has the GPU alone.
+  bool all_metrics = false;
   // Where `cudojo calibrate` stored reference figures per GPU model; empty: none.
   std::string calibration_dir;
   // The version of the stage as the caller loaded it (the server: when it loaded the course, so a

@@ -16,61 +16,13 @@
 #include <thread>
 
 #include "common/environment.h"
+#include "run/fake_worker_program.h"
 
 namespace cudojo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-class FakeWorkerProgram : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cudojo-judge-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-    stage_.id = "reduction/3";
-    stage_.contract = "one_accumulator";
-    stage_.kernel = "reduce";
-    stage_.gate.rule = GateRule::kTimeRatio;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  // A worker program: `body` runs after it has said ready.
-  std::string program(const std::string& body) {
-    const auto path = dir_ / "worker";
-    std::ofstream(path) << "#!/bin/sh\necho '{\"event\":\"ready\"}' >&3\n" << body;
-    chmod(path.c_str(), 0755);
-    return path.string();
-  }
-
-  CheckRequest request(const std::string& worker_body) {
-    CheckRequest request;
-    request.stage = &stage_;
-    request.source = "__global__ void reduce(const float*, float*, int) {}";
-    request.file_name = "mine.cu";
-    request.seed = 1;
-    request.workers.worker_executable = program(worker_body);
-    request.workers.sanitize = false;
-    return request;
-  }
-
-  std::filesystem::path dir_;
-  Stage stage_;
-};
-
-std::string completed_report(double submission_ms, double reference_ms) {
-  Report report;
-  report.stage = "reduction/3";
-  report.compile.ok = true;
-  report.tests = {{"exact n=1", 1, "exact", 1, 1, true, "bitwise"}};
-  report.metrics.time_ms = TimeStats{submission_ms, submission_ms, submission_ms, 20};
-  report.metrics.reference_time_ms = TimeStats{reference_ms, reference_ms, reference_ms, 20};
-  report.metrics.time_ratio = submission_ms / reference_ms;
-  report.metrics.metrics_source = "cupti";  // so the parent does not look for ncu
-  return nlohmann::json{{"event", "result"}, {"outcome", "completed"}, {"report", report}}.dump();
-}
 
 TEST_F(FakeWorkerProgram, ACorrectKernelIsAcceptedAfterTheGpuIsHandedOver) {
   CheckRequest checked = request(
@@ -93,34 +45,6 @@ TEST_F(FakeWorkerProgram, ACorrectKernelIsAcceptedAfterTheGpuIsHandedOver) {
   EXPECT_TRUE(report.timings_ms.count("held_for_tools"));
   EXPECT_GT(report.timings_ms.at("total"), 0);
   EXPECT_EQ(report.file, "mine.cu");
-}
-
-// CUPTI measured nothing (no metrics_source): ncu stands in, but only for a kernel still correct
-// after its timed launches; one caught answering from an earlier launch is not profiled at all.
-TEST_F(FakeWorkerProgram, NcuProfilesOnlyAKernelStillCorrectAfterItsTimedLaunches) {
-  const auto ncu_ran = dir_ / "ncu-ran";
-  const auto ncu = dir_ / "ncu";
-  std::ofstream(ncu) << "#!/bin/sh\ntouch " << ncu_ran.string() << "\n";
-  chmod(ncu.c_str(), 0755);
-  setenv(env::kNcu, ncu.c_str(), 1);
-  for (const bool found_wrong_in_timing : {true, false}) {
-    std::filesystem::remove(ncu_ran);
-    nlohmann::json result = nlohmann::json::parse(completed_report(0.05, 0.04));
-    result["report"]["metrics"].erase("metrics_source");
-    if (found_wrong_in_timing)
-      result["report"]["findings"] =
-          nlohmann::json::array({Finding{"stale_answer", "kept from a launch", {}}});
-    CheckRequest checked = request(
-        "read job\n"
-        "echo '{\"event\":\"compiled\",\"compile\":{\"ok\":true,\"arch\":\"sm_90\"},\"builds\":{}}' >&3\n"
-        "echo '{\"event\":\"await_gpu\"}' >&3\nread grant\necho '" +
-        result.dump() + "' >&3\n");
-    run_check(checked);
-    EXPECT_EQ(std::filesystem::exists(ncu_ran), !found_wrong_in_timing)
-        << (found_wrong_in_timing ? "ncu profiled a kernel found wrong in its timed launches"
-                                  : "ncu did not stand in for CUPTI");
-  }
-  unsetenv(env::kNcu);
 }
 
 TEST_F(FakeWorkerProgram, AnOversizeSourceNeverReachesAWorker) {

@@ -91,6 +91,7 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"tool_size", job.tool_size},
        {"profile", job.profile},
        {"profiler_max_passes", job.profiler_max_passes},
+       {"profile_sm_throughput", job.profile_sm_throughput},
        {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
        {"keep_alive", job.keep_alive},
        {"gpu_turns", job.gpu_turns},
@@ -117,6 +118,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.tool_size = j.value("tool_size", job.tool_size);
   job.profile = j.value("profile", job.profile);
   job.profiler_max_passes = j.value("profiler_max_passes", job.profiler_max_passes);
+  job.profile_sm_throughput = j.value("profile_sm_throughput", job.profile_sm_throughput);
   job.profiler_setup_wait_ms = j.value("profiler_setup_wait_ms", job.profiler_setup_wait_ms);
   job.keep_alive = j.value("keep_alive", false);
   job.gpu_turns = j.value("gpu_turns", false);

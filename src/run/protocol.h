@@ -83,6 +83,9 @@ struct Job {
   // Check mode: profile the reference and a correct submission with CUPTI after timing.
   bool profile = true;
   int profiler_max_passes = kDefaultLimits.profiler_max_passes;
+  // SM throughput too: it takes most of the profiler's passes, so only where a gate reads it or the
+  // caller asks (CheckRequest::all_metrics).
+  bool profile_sm_throughput = true;
   double profiler_setup_wait_ms = kDefaultLimits.profiler_setup_wait_ms;
   // The submission's language. CUDA C++ arrives as source and the worker compiles it; Python and
   // Rust arrive already compiled (by the parent's front end, or `cudojo build`) as

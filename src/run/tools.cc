@@ -340,8 +340,7 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const 
   GpuLease::Hold alone;
   if (lease) alone = lease->alone();
   ToolLog csv("cudojo-ncu");
-  std::string names;
-  for (const auto& name : profiler_metric_names()) names += (names.empty() ? "" : ",") + name;
+  const std::string names = ncu_metric_list(launch_job.profile_sm_throughput);
   {
     WorkerProcess worker(
         worker_command(
@@ -360,7 +359,9 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const 
   if (parsed.ok && parsed.kernels.size() >= 2) {
     metrics.reference_kernel = parsed.kernels[0];
     metrics.kernel = parsed.kernels[1];
-    metrics.note = fmt::format("{}; measured with ncu", cupti_error);
+    metrics.note =
+        fmt::format("{}; measured with ncu{}", cupti_error,
+                    launch_job.profile_sm_throughput ? "" : std::string("; ") + kSmThroughputNotMeasured);
   } else {
     metrics.note = fmt::format("metrics unavailable: {}; ncu: {}", cupti_error,
                                parsed.ok ? "fewer than two kernels profiled" : parsed.error);

@@ -57,7 +57,7 @@ class BackgroundProfile {
   using Clock = std::chrono::steady_clock;
   BackgroundProfile(const Job& job, ContractContext& context, ContractDriver& driver,
                     std::optional<KernelMetrics> calibrated_reference)
-      : calibrated_reference_(calibrated_reference) {
+      : calibrated_reference_(calibrated_reference), sm_throughput_(job.profile_sm_throughput) {
     // CUDOJO_PROFILER=ncu skips CUPTI, so the parent measures with ncu: how the two collectors are
     // compared (scripts/metrics-check.sh).
     if (const char* forced = std::getenv(env::kProfiler); forced && std::string(forced) == "ncu") {
@@ -65,8 +65,8 @@ class BackgroundProfile {
       return;
     }
     const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-    profile_ = [this, &context, &driver, n,
-                passes = job.profiler_max_passes](const std::function<bool()>& ready_for_passes) {
+    profile_ = [this, &context, &driver, n, passes = job.profiler_max_passes,
+                sm = job.profile_sm_throughput](const std::function<bool()>& ready_for_passes) {
       std::vector<ProfiledLaunch> launches;
       if (!calibrated_reference_) {
         launches.push_back([&, n](const LaunchMarks& marks) {
@@ -81,7 +81,7 @@ class BackgroundProfile {
         if (driver.tool_answer_right(context) == false) ++wrong_profiled_launches_;
       });
       return profile_with_cupti(
-          0, launches, [&] { context.gpu.flush_l2(); }, passes, ready_for_passes);
+          0, launches, [&] { context.gpu.flush_l2(); }, passes, ready_for_passes, sm);
     };
     // Reaching the gate means CUPTI's set-up is done; collect() waits for that, within a bound.
     result_ = std::async(std::launch::async, [this] {
@@ -135,7 +135,13 @@ class BackgroundProfile {
     report.timings_ms["profile_setup"] = result.setup_ms;
     report.timings_ms["profile_passes"] = result.passes_ms;
     report.timings_ms["profile_enable"] = result.enable_ms;
+    report.timings_ms["profile_first_pass"] = result.first_pass_ms;
+    report.timings_ms["profile_first_launches"] = result.first_launches_ms;
     fill(result, calibrated_reference_, report);
+    if (result.ok && !sm_throughput_) {
+      report.metrics.metrics_note +=
+          std::string(report.metrics.metrics_note.empty() ? "" : "; ") + kSmThroughputNotMeasured;
+    }
     if (wrong_profiled_launches_ > 0) {
       report.findings.push_back(
           {std::string(finding_code::kStaleAnswer),
@@ -175,6 +181,7 @@ class BackgroundProfile {
   std::future<ProfileResult> result_;
   std::string skipped_;
   std::optional<KernelMetrics> calibrated_reference_;
+  bool sm_throughput_ = true;
 };
 
 }  // namespace cudojo

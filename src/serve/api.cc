@@ -72,6 +72,8 @@ void Api::register_routes(http::Router& router) {
   router.add("GET", R"(/api/stages/(.+))", route(&Api::get_stage));
   router.add("POST", "/api/learners", route(&Api::create_learner));  // open sign-up, when on
   router.add("POST", "/api/join", route(&Api::join_class));          // with a class's invite code
+  // Anyone holding a link a learner made to one of their finished jobs: that job, read-only.
+  router.add("GET", R"(/api/shared/(.*))", route(&Api::open_share));
   // Whoever is signed in: their own account (a learner's or a member of staff's).
   router.add("GET", "/api/me", route(&Api::get_me));
   // The signed-in learner, about their own account, jobs and drafts.
@@ -81,6 +83,9 @@ void Api::register_routes(http::Router& router) {
   router.add("DELETE", R"(/api/jobs/([^/]+))", route(&Api::withdraw_job));
   router.add("POST", R"(/api/jobs/([^/]+)/ticket)", route(&Api::job_ticket));
   router.add("GET", R"(/api/jobs/([^/]+)/events)", route(&Api::job_events));
+  router.add("POST", R"(/api/jobs/([^/]+)/share)", route(&Api::create_share));
+  router.add("GET", R"(/api/jobs/([^/]+)/share)", route(&Api::get_share));
+  router.add("DELETE", R"(/api/jobs/([^/]+)/share)", route(&Api::revoke_share));
   router.add("GET", "/api/history", route(&Api::history));
   router.add("GET", "/api/progress", route(&Api::progress));
   router.add("GET", "/api/drafts", route(&Api::list_drafts));

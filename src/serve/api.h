@@ -7,8 +7,10 @@
 // - anyone (no sign-in): the page's files, the stages and lessons, /api/health and /api/nodes, the
 //   default class's leaderboards, signing up (POST /api/learners, when open sign-up is on) and joining
 //   a class by its invite code (POST /api/join);
-// - a learner, signed in by "Authorization: Bearer <token>": only their own jobs, drafts, history,
-//   progress and account, and their own class's leaderboards;
+// - anyone holding a link a learner made to one of their finished jobs (GET /api/shared/{token}):
+//   that job, read-only, without anything of the learner;
+// - a learner, signed in by "Authorization: Bearer <token>": only their own jobs (and the links to
+//   them), drafts, history, progress and account, and their own class's leaderboards;
 // - a member of staff (the same header, a staff token): the classes they hold a role in, as that
 //   role allows (serve/classroom.h: a teaching assistant reads, an instructor also changes); an
 //   administrator, every class and the staff accounts.
@@ -156,6 +158,12 @@ class Api {
   void withdraw_job(const Request& request, Response& response);  // DELETE /api/jobs/{id}
   void job_ticket(const Request& request, Response& response);    // POST /api/jobs/{id}/ticket
   void job_events(const Request& request, Response& response);    // GET /api/jobs/{id}/events
+
+  // --- Links to one job (api_shares.cc): made, read and stopped by the job's owner; opened by anyone.
+  void create_share(const Request& request, Response& response);  // POST /api/jobs/{id}/share
+  void get_share(const Request& request, Response& response);     // GET /api/jobs/{id}/share
+  void revoke_share(const Request& request, Response& response);  // DELETE /api/jobs/{id}/share
+  void open_share(const Request& request, Response& response);    // GET /api/shared/{token}: anyone
 
   // The signed-in learner ("Authorization: Bearer <token>"), or nullopt.
   std::optional<Learner> signed_in(const Request& request);

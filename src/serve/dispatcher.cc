@@ -151,6 +151,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& worker
     request.workers = worker_settings(slot);
     request.cuda_include_dir = settings_.cuda_include_dir;
     request.calibration_dir = settings_.calibration_dir;
+    request.all_metrics = settings_.all_metrics;
     request.lease = &lease_of(slot);
     if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
     request.on_progress = [&](std::string_view phase) {

@@ -46,6 +46,7 @@ class Dispatcher {
     std::string worker_executable;
     std::string cuda_include_dir;
     std::string calibration_dir;
+    bool all_metrics = false;  // SM throughput on every stage, not only where a gate reads it
     int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;  // see ServeLimits
     int stop_grace_ms = ServeLimits{}.stop_grace_ms;           // see ServeLimits
     double lease_seconds = ServeLimits{}.job_lease_seconds;    // see ServeLimits

@@ -121,6 +121,11 @@ const std::vector<const char*> kMigrations = {
     " FOR EACH ROW EXECUTE FUNCTION cudojo_stage_version();"
     // No report before this step names a version: nothing to read back, so no rewrite of the table.
     "CREATE INDEX jobs_by_rejudged ON jobs (rejudges_job) WHERE rejudges_job IS NOT NULL;",
+    // 6: links to one job (serve/store_shares.h), one row per job ever shared, as SQLite's step 8.
+    "CREATE TABLE job_shares (job_id BIGINT PRIMARY KEY REFERENCES jobs(id),"
+    " learner_id BIGINT NOT NULL REFERENCES learners(id), token_sha256 TEXT NOT NULL UNIQUE,"
+    " created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION);"
+    "CREATE INDEX job_shares_live ON job_shares (learner_id) WHERE revoked_at IS NULL;",
 };
 
 }  // namespace

@@ -25,12 +25,13 @@
 
 #include "serve/store.h"
 #include "serve/store_rejudging.h"
+#include "serve/store_shares.h"
 
 struct pg_conn;
 
 namespace cudojo {
 
-class PostgresStore final : public Store, public ClassStore, public RejudgeStore {
+class PostgresStore final : public Store, public ClassStore, public RejudgeStore, public ShareStore {
  public:
   // `url`: libpq's postgresql://user[:password]@host[:port]/database[?options]. Throws StoreError
   // when the database cannot be reached (kUnavailable) or its schema is newer than this build's.
@@ -73,6 +74,7 @@ class PostgresStore final : public Store, public ClassStore, public RejudgeStore
   std::optional<std::string> problem() override;
   ClassStore& classes() override { return *this; }
   RejudgeStore& rejudgings() override { return *this; }
+  ShareStore& shares() override { return *this; }
 
   // ClassStore (postgres_classes.cc).
   ClassInfo create_class(const std::string& name, const AuditNote& note) override;
@@ -123,6 +125,13 @@ class PostgresStore final : public Store, public ClassStore, public RejudgeStore
   std::optional<Rejudging> apply_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
   std::optional<Rejudging> cancel_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
   std::vector<StageVersionCount> stage_versions(std::optional<std::int64_t> class_id) override;
+
+  // ShareStore (postgres_shares.cc).
+  std::optional<IssuedShare> create_share(std::int64_t job_id, std::int64_t learner_id,
+                                          std::int64_t max_live) override;
+  bool revoke_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::optional<JobShare> live_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::optional<JobRecord> shared_job(const std::string& token) override;
 
   // LISTEN on a connection of its own; enqueue and every return to the queue NOTIFY on commit.
   void watch_new_jobs(std::function<void()> on_new_jobs) override;

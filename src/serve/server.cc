@@ -237,6 +237,7 @@ int run_server(const std::vector<Stage>& course, const ServeSettings& settings) 
   dispatch.worker_executable = executable;
   dispatch.cuda_include_dir = default_cuda_include_dir();
   dispatch.calibration_dir = settings.calibration_dir.string();
+  dispatch.all_metrics = settings.all_metrics;
   dispatch.idle_poll_ms = settings.limits.dispatcher_idle_poll_ms;
   dispatch.stop_grace_ms = settings.limits.stop_grace_ms;
   dispatch.lease_seconds = settings.limits.job_lease_seconds;

@@ -25,6 +25,7 @@ struct ServeSettings {
   int workers = -1;                       // -1: one per visible GPU (at least one); 0: none
   std::filesystem::path web_dir;          // index.html, js/ (the page's modules), style.css, node_modules/
   std::filesystem::path calibration_dir;  // per-GPU reference figures (cudojo calibrate)
+  bool all_metrics = false;               // SM throughput on every stage (CheckRequest::all_metrics)
   // The folder the course was loaded from, loaded again on SIGHUP or POST /api/admin/course/reload
   // (serve/course_catalog.h). Empty: reloading is refused.
   std::filesystem::path course_root;

@@ -83,12 +83,13 @@ SqliteStore::~SqliteStore() { sqlite3_close(db_); }
 // staff, deadlines, drafts and the audit log, makes names unique within a class rather than the
 // server, and keeps each finished job's gate figures in columns (filled from the stored reports);
 // 7 adds rejudgings (serve/store_rejudging.h: jobs.rejudging_id, rejudges_job) and each job's stage
-// version (jobs.stage_version, read from its report like the figures).
+// version (jobs.stage_version, read from its report like the figures); 8 adds job_shares (links to
+// one job, serve/store_shares.h).
 // Steps up to 5 only add, and run again harmlessly; 6 rebuilds the learners table (SQLite cannot
 // drop its old UNIQUE), so it runs only on a database older than it. Everything runs in one
 // transaction, with foreign keys checked before it commits.
 void SqliteStore::migrate() {
-  constexpr std::int64_t kCurrentVersion = 7;
+  constexpr std::int64_t kCurrentVersion = 8;
   // Read and finished at once: a statement left open would keep DROP TABLE below from running.
   const std::int64_t version = [this] {
     Statement version_query(db_, "PRAGMA user_version");
@@ -142,6 +143,7 @@ void SqliteStore::migrate() {
         "NULL)");
     if (version < 6) migrate_to_classes();
     if (version < 7) migrate_to_rejudging();
+    if (version < 8) migrate_to_shares();
     {
       Statement broken(db_, "PRAGMA foreign_key_check");
       if (broken.step())

@@ -11,12 +11,13 @@
 
 #include "serve/store.h"
 #include "serve/store_rejudging.h"
+#include "serve/store_shares.h"
 
 struct sqlite3;
 
 namespace cudojo {
 
-class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
+class SqliteStore final : public Store, public ClassStore, public RejudgeStore, public ShareStore {
  public:
   // busy_timeout_ms: how long a call waits for another connection's write lock (see ServeLimits).
   explicit SqliteStore(const std::filesystem::path& file,
@@ -59,6 +60,7 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
   std::optional<std::string> problem() override;
   ClassStore& classes() override { return *this; }
   RejudgeStore& rejudgings() override { return *this; }
+  ShareStore& shares() override { return *this; }
 
   // ClassStore (sqlite_classes.cc).
   ClassInfo create_class(const std::string& name, const AuditNote& note) override;
@@ -110,11 +112,19 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore {
   std::optional<Rejudging> cancel_rejudging(std::int64_t rejudging_id, const AuditNote& note) override;
   std::vector<StageVersionCount> stage_versions(std::optional<std::int64_t> class_id) override;
 
+  // ShareStore (sqlite_shares.cc).
+  std::optional<IssuedShare> create_share(std::int64_t job_id, std::int64_t learner_id,
+                                          std::int64_t max_live) override;
+  bool revoke_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::optional<JobShare> live_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::optional<JobRecord> shared_job(const std::string& token) override;
+
  private:
   void execute(const char* sql);
   void migrate();
   void migrate_to_classes();
   void migrate_to_rejudging();
+  void migrate_to_shares();  // sqlite_shares.cc
   // Applies or cancels a rejudging (the two differ only in what they do to the reruns).
   std::optional<Rejudging> end_rejudging(std::int64_t rejudging_id, const AuditNote& note, bool apply);
   std::optional<Rejudging> rejudging_by_id(std::int64_t rejudging_id);  // the mutex held

@@ -66,7 +66,7 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseIsMigrated) {
   EXPECT_EQ(ada->name, "ada");
   EXPECT_EQ(store.job(1)->language, "python");
   EXPECT_TRUE(store.set_leaderboard(1, true)->leaderboard);
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "8");
   EXPECT_EQ(ada->class_id, store.classes().default_class().id);
   EXPECT_FALSE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
   EXPECT_TRUE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
@@ -85,7 +85,7 @@ TEST_F(SqliteStoreTest, AVersionFiveDatabaseKeepsItsLearnersInTheDefaultClass) {
                   " report) VALUES (3, 7, 'reduction/3', 'x', 'done', 0, 1, 'accepted',"
                   " '{\"verdict\": \"accepted\", \"metrics\": {\"time_ratio\": 0.75}}');");
   Store& store = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "8");
   expect_classes_after_migration(store, token, 7, 3);
   // The rebuild switched foreign keys off for its length only: a draft of no learner is refused.
   EXPECT_EQ(error_code([&] {
@@ -130,7 +130,7 @@ TEST_F(SqliteStoreTest, AVersionFourDatabaseGainsTheClientAddress) {
       "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'client_address'";
   ASSERT_EQ(testing::sql_value(location_, has_column), "0");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "8");
   EXPECT_EQ(testing::sql_value(location_, has_column), "1");
   expect_address_cap_after_migration(migrated, 1, 1);
 }

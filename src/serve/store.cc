@@ -253,6 +253,19 @@ void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, b
                      "meanwhile): cancel it and rejudge");
   }
 }
+
+void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live) {
+  if (state != "done") {
+    throw StoreError(StoreErrorCode::kConflict,
+                     "only a finished job can be shared; wait for its verdict, then make the link");
+  }
+  if (live_elsewhere >= max_live) {
+    throw StoreError(StoreErrorCode::kConflict,
+                     fmt::format("you already share {} jobs, as many as one learner may; stop sharing one "
+                                 "of them first",
+                                 live_elsewhere));
+  }
+}
 }  // namespace store_internal
 
 std::string_view to_string(JobState state) {

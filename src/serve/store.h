@@ -223,6 +223,7 @@ struct NodeInfo {
 };
 
 class RejudgeStore;  // serve/store_rejudging.h
+class ShareStore;    // serve/store_shares.h
 
 class Store {
  public:
@@ -328,6 +329,8 @@ class Store {
   virtual ClassStore& classes() = 0;
   // Rejudgings (serve/store_rejudging.h), in the same database.
   virtual RejudgeStore& rejudgings() = 0;
+  // Links to one job that its learner made to show it (serve/store_shares.h), in the same database.
+  virtual ShareStore& shares() = 0;
 
   // Whether the database can be used now: nullopt when healthy, else the reason (a file deleted or
   // replaced under the server, a connection that does not answer).

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -134,6 +136,18 @@ class StoreFixture : public ::testing::Test {
       return error.code();
     }
     return std::nullopt;
+  }
+  // The database holds `token` as its digest in one row of `table`'s token_sha256, and never the token
+  // itself (a SQLite file: nowhere in its bytes).
+  void expect_only_digest_stored(const std::string& table, const std::string& token) const {
+    const std::string count = "SELECT COUNT(*) FROM " + table + " WHERE token_sha256 = '";
+    EXPECT_EQ(testing::sql_value(location_, count + token + "'"), "0") << table;
+    EXPECT_EQ(testing::sql_value(location_, count + token_digest(token) + "'"), "1") << table;
+    if (kind() == "sqlite") {
+      std::ifstream in(file(), std::ios::binary);
+      std::string bytes((std::istreambuf_iterator<char>(in)), {});
+      EXPECT_EQ(bytes.find(token), std::string::npos) << table;
+    }
   }
   // After a migration that added jobs.client_address: the job stored before it is still there,
   // and the per-address cap now holds for new jobs.

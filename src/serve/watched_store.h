@@ -72,6 +72,7 @@ class WatchedStore final : public Store {
   std::optional<std::string> problem() override { return store_.problem(); }
   ClassStore& classes() override { return store_.classes(); }
   RejudgeStore& rejudgings() override { return store_.rejudgings(); }
+  ShareStore& shares() override { return store_.shares(); }
   void watch_new_jobs(std::function<void()> on_new_jobs) override {
     store_.watch_new_jobs(std::move(on_new_jobs));
   }

@@ -173,13 +173,23 @@ TEST_F(ClassRoles, EachKindOfAccountSeesOnlyWhatIsItsOwn) {
            {"GET", "/api/progress", ""},
            {"PUT", "/api/me", R"({"leaderboard": true})"},
            {"POST", "/api/jobs", R"({"stage": "reduction/2", "source": "x"})"},
-           {"GET", "/api/jobs/" + std::to_string(job_a_), ""}}) {
+           {"GET", "/api/jobs/" + std::to_string(job_a_), ""},
+           {"POST", "/api/jobs/" + std::to_string(job_a_) + "/share", "{}"},
+           {"GET", "/api/jobs/" + std::to_string(job_a_) + "/share", ""},
+           {"DELETE", "/api/jobs/" + std::to_string(job_a_) + "/share", ""}}) {
     EXPECT_EQ(statuses(method, path, body, {&who_.nobody, &who_.stranger, &who_.instructor_a, &who_.admin}),
               (std::vector<int>{401, 401, 403, 403}))
         << method << " " << path;
   }
-  // Another learner's job is not theirs to see, whatever class.
+  // Another learner's job is not theirs to see, whatever class, nor to share.
   EXPECT_EQ(ask("GET", "/api/jobs/" + std::to_string(job_a_), who_.learner_b).status, 404);
+  EXPECT_EQ(
+      ask("POST", "/api/jobs/" + std::to_string(job_a_) + "/share", who_.learner_b, std::string("{}")).status,
+      404);
+  // A link opens for anyone, whoever they are; one that opens nothing answers each of them alike.
+  for (const std::string* token :
+       {&who_.nobody, &who_.stranger, &who_.learner_a, &who_.assistant_a, &who_.admin})
+    EXPECT_EQ(ask("GET", "/api/shared/" + std::string(64, '0'), *token).status, 404);
   // Leaderboards: a learner's own class; staff name one of theirs; anyone the default class's.
   EXPECT_EQ(ask("GET", "/api/stages/reduction/3/leaderboard", who_.learner_b).body["class"]["id"], class_b_);
   EXPECT_EQ(

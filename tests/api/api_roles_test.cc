@@ -31,6 +31,8 @@ TEST_F(Api, EveryRouteAnswersEachRoleAsItSays) {
   };
   for (const Route& route : std::vector<Route>{{"GET", job},
                                                {"POST", job + "/ticket"},
+                                               {"POST", job + "/share"},
+                                               {"GET", job + "/share"},
                                                {"GET", path},
                                                {"GET", "/api/history"},
                                                {"GET", "/api/progress"},
@@ -51,6 +53,9 @@ TEST_F(Api, EveryRouteAnswersEachRoleAsItSays) {
   // Another learner: ada's job does not exist for bob, whatever he asks of it.
   EXPECT_EQ(client().Get(job.c_str(), as_bob)->status, 404);
   EXPECT_EQ(client().Post((job + "/ticket").c_str(), as_bob, "{}", "application/json")->status, 404);
+  EXPECT_EQ(client().Post((job + "/share").c_str(), as_bob, "{}", "application/json")->status, 404);
+  EXPECT_EQ(client().Get((job + "/share").c_str(), as_bob)->status, 404);
+  EXPECT_EQ(client().Delete((job + "/share").c_str(), as_bob)->status, 404);
   EXPECT_EQ(request_from("127.0.0.1", server_->port(), "GET", path, bearer(bob)).first, 404);
   const json bobs_history = json::parse(client().Get("/api/history", as_bob)->body);
   EXPECT_TRUE(bobs_history["jobs"].empty()) << bobs_history;
@@ -67,6 +72,9 @@ TEST_F(Api, EveryRouteAnswersEachRoleAsItSays) {
   EXPECT_EQ(json::parse(client().Get("/api/history", as_ada)->body)["jobs"][0]["id"], id);
   EXPECT_EQ(json::parse(client().Get("/api/me", as_ada)->body)["name"], "ada");
   EXPECT_EQ(client().Put("/api/me", as_ada, R"({"leaderboard": true})", "application/json")->status, 200);
+  // Their job's link: none yet, and none while the job waits for its verdict.
+  EXPECT_EQ(json::parse(client().Get((job + "/share").c_str(), as_ada)->body)["shared"], false);
+  EXPECT_EQ(client().Post((job + "/share").c_str(), as_ada, "{}", "application/json")->status, 409);
 }
 
 }  // namespace

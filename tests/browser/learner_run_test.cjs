@@ -19,25 +19,14 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const serve = require("./serve.cjs");
-const { expect, overflowing, checkAxe } = require("./checks.cjs");
+const { expect } = require("./checks.cjs");
+const steps = require("./learner_steps.cjs");
+const { signUp, openStage } = steps;
 
 const [binary, webDir, outDir] = process.argv.slice(2).map((arg) => path.resolve(arg));
 fs.mkdirSync(outDir, { recursive: true });
 
 const statusText = (page) => page.textContent("#status");
-
-async function signUp(page, name) {
-  await page.fill("#learner-name", name);
-  await page.click("#signin-button");
-  await page.waitForSelector(`#who:has-text('${name}')`);
-  await page.click("#token-done");
-}
-
-async function openStage(page, id) {
-  await page.click(`nav button[data-stage='${id}']`);
-  await page.waitForFunction((want) => location.hash === `#${want}` && !document.querySelector("#workbench").hidden, id);
-  await page.waitForFunction(() => window.cudojoEditor && window.cudojoEditor.getValue().length > 0);
-}
 
 async function runAndGetJob(page) {
   const posted = page.waitForResponse((r) => r.url().endsWith("/api/jobs") && r.request().method() === "POST");
@@ -51,22 +40,7 @@ const asLearner = (page, path, method = "GET") => page.evaluate(async ([p, m]) =
 }, [path, method]);
 
 // The page's look in this state at both widths and both schemes: nothing wider than a phone, axe.
-async function checkLook(page, label) {
-  for (const scheme of ["light", "dark"]) {
-    await page.emulateMedia({ colorScheme: scheme });
-    for (const [width, height] of [[1400, 900], [420, 900]]) {
-      await page.setViewportSize({ width, height });
-      if (width === 420) {
-        const { bad, scrollWidth } = await overflowing(page);
-        expect(bad.length === 0 && scrollWidth <= 420, `${label} at 420 px ${scheme}: nothing wider than the screen (${bad.slice(0, 4).join("; ")})`);
-      }
-      await checkAxe(page, `${label} ${width} px ${scheme}`, webDir);
-      await page.screenshot({ path: path.join(outDir, `${label.replace(/\W+/g, "-")}-${width}-${scheme}.png`), fullPage: false });
-    }
-  }
-  await page.emulateMedia({ colorScheme: "light" });
-  await page.setViewportSize({ width: 1400, height: 900 });
-}
+const checkLook = (page, label) => steps.checkLook(page, label, { outDir, webDir });
 
 // A server of its own with `workers` judges, and a fresh page on it; `body({ server, url, page,
 // errors })` runs, and both are closed however it ends. `errors`: the page's script errors.

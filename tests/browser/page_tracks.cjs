@@ -135,6 +135,14 @@ async function checkTracks(browser, url, screenshot) {
   await waitForState(page, stageOpen, "reduction/1");
   await showMetrics(page, report);
   expect(!(await page.textContent("#tab-metrics")).includes("your last"), "reduction/1 has no previous stage");
+  // SM throughput left out by the judge (the stage's gate does not read it) is said so in its row,
+  // with DRAM throughput still shown.
+  await showMetrics(page, { ...report, metrics: { ...report.metrics, sm_throughput_pct: null, dram_throughput_pct: 91.5,
+    reference_sm_throughput_pct: 40.2, reference_dram_throughput_pct: 92.0,
+    metrics_note: "SM throughput not measured: this stage's gate does not read it, and it takes most of the profiler's replay passes" } });
+  const leftOut = await page.textContent("#tab-metrics");
+  expect(leftOut.includes("not measured on this stage: its gate does not read it") && leftOut.includes("91.5 % (reference 92.0 %)"),
+         `the SM row says why it is empty, DRAM keeps its figures (got ${JSON.stringify(leftOut)})`);
 
   // A phone: the same groups, every heading and stage inside the screen, no sideways scrolling.
   await page.setViewportSize({ width: 390, height: 844 });

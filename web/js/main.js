@@ -14,6 +14,8 @@
 //   driver.js       the Driver tab                metrics.js      the Metrics tab
 //   history.js      the History tab               diff.js         a line diff of two texts
 //   leaderboard.js  the Leaderboard tab, opt-in   message.js      the header's message line
+//   share_controls.js  "Share this run"           shared_view.js  a run shared by link (#shared/...)
+//   source_view.js  a source read-only, numbered  clipboard.js    Copy
 //
 // and the staff's view, in staff/ (its own list is in staff/view.js).
 //

@@ -30,6 +30,13 @@ function percentPair(value, reference, note) {
   return `${value.toFixed(1)} % (reference ${ref})`;
 }
 
+// The judge leaves SM throughput out where the stage's gate does not read it (the report's note
+// says so); the other figures were still measured.
+function smLeftOut(m) {
+  return (m.sm_throughput_pct === null || m.sm_throughput_pct === undefined) &&
+    (m.metrics_note || "").includes("SM throughput not measured");
+}
+
 // The judge's own failures are never put on the kernel: it was not run, or not to the end.
 function whyNothingWasTimed(verdict) {
   switch (verdict) {
@@ -62,7 +69,8 @@ export async function showMetrics(report) {
       : []),
     ["bandwidth", m.bandwidth_gbps ? `${m.bandwidth_gbps.toFixed(1)} GB/s` : "(not meaningful for this contract)"],
     ["% of measured peak", m.pct_of_peak ? `${m.pct_of_peak.toFixed(1)} % of ${report.gpu.peak_read_gbps.toFixed(0)} GB/s` : ""],
-    ["SM throughput", percentPair(m.sm_throughput_pct, m.reference_sm_throughput_pct, m.metrics_note)],
+    ["SM throughput", percentPair(m.sm_throughput_pct, m.reference_sm_throughput_pct,
+      smLeftOut(m) ? "not measured on this stage: its gate does not read it, and it takes most of the profiler's passes" : m.metrics_note)],
     ["DRAM throughput", percentPair(m.dram_throughput_pct, m.reference_dram_throughput_pct, m.metrics_note)],
     ["global atomics", m.global_atomics === null || m.global_atomics === undefined ? "n/a"
       : `${m.global_atomics} (reference ${m.reference_global_atomics ?? "n/a"})`],

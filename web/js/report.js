@@ -1,7 +1,8 @@
 // The Result tab: a judged report (report_view.js draws it) with the lines it speaks of marked in
 // the editor and linked to, "Next stage" under an accepted verdict, and the last result of each
 // stage kept across reloads. Called by run.js when a job ends, history.js when a job is opened, and
-// stages.js when a stage opens; it hands the same report to the Metrics tab (metrics.js).
+// stages.js when a stage opens; it hands the same report to the Metrics tab (metrics.js). Under a
+// run of the learner's own (report.job_id), "Share this run" (share_controls.js).
 // localStorage: cudojo.result.STAGE holds the stage's last report (with the source that was run, so
 // its lines can be marked again after a reload), until sign-out (account.js).
 
@@ -10,6 +11,8 @@ import { state } from "./state.js";
 import { clearMarks, editor, lineLink, markLine } from "./editor.js";
 import { renderReport, verdictBadge } from "./report_view.js";
 import { showMetrics } from "./metrics.js";
+import { token } from "./api.js";
+import { shareControls } from "./share_controls.js";
 import { showTab } from "./tabs.js";
 import { OPEN_STAGE, send } from "./events.js";
 
@@ -61,7 +64,8 @@ export function showReport(report, { keep = false, restored = false } = {}) {
   const box = $("#tab-result");
   const language = (report && report.language) || "cuda";
   // Lines are marked only in the text the report is about: same stage, same language.
-  const here = Boolean(report) && (!report.stage || !state.stage || report.stage === state.stage.id) && language === state.language;
+  const ownStage = Boolean(report) && (!report.stage || !state.stage || report.stage === state.stage.id);
+  const here = ownStage && language === state.language;
   const sameText = !restored || (typeof report.submitted_source === "string" && report.submitted_source === editor.getValue());
   const mark = (line, kind, column) => { if (here && sameText) markLine(line, kind, column); };
   const following = report && report.verdict === "accepted" && here && state.stage ? nextStage() : null;
@@ -70,6 +74,8 @@ export function showReport(report, { keep = false, restored = false } = {}) {
   `Next stage: ${following.id} ${following.title || ""} →`);
   renderReport(box, report, { lineLink, mark, next });
   if (!report) return;
+  // A run of the signed-in learner's own (run.js and history.js name its job) can be shared.
+  if (report.job_id && ownStage && token() && state.view === "learner") box.append(shareControls(report.job_id));
   showMetrics(report);
   showTab("result");
 }

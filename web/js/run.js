@@ -80,7 +80,7 @@ function judged(entry, job) {
     lastWords.set(entry.stage, entry.gone || "");
     return;
   }
-  const report = { language: job.language, ...job.report, stage: job.stage || entry.stage, late: isLate(job),
+  const report = { language: job.language, ...job.report, job_id: job.id, stage: job.stage || entry.stage, late: isLate(job),
                    stage_version_current: job.stage_version_current, submitted_source: entry.source };
   const took = job.queued_to_verdict_ms ? `done in ${(job.queued_to_verdict_ms / 1000).toFixed(2)} s (queued to verdict)` : "done";
   lastWords.set(entry.stage, took);

@@ -10,9 +10,11 @@
 // The hash names the open stage ("#reduction/3"), so a link opens it and the browser's Back and
 // Forward walk the stages opened: opening one sets the hash (one history entry, none when it is
 // already there), and a change of hash (Back, a link such as the landing text's) opens the stage
-// it names, or the landing text again for a hash that names none. The tab's title names the open
-// stage. On a phone the lesson is below the stage list: a stage opened by the learner scrolls into
-// view, with the focus, else a tap would seem to do nothing.
+// it names, or the landing text again for a hash that names none. A hash that holds a link to a
+// shared run (#shared/TOKEN) shows that run instead (shared_view.js), to anyone: signed out, a
+// learner or staff. The tab's title names the open stage. On a phone the lesson is below the stage
+// list: a stage opened by the learner scrolls into view, with the focus, else a tap would seem to
+// do nothing.
 
 import { $, el } from "./dom.js";
 import { state } from "./state.js";
@@ -25,6 +27,7 @@ import { showLastResult } from "./report.js";
 import { hideDiff, loadHistory } from "./history.js";
 import { loadLeaderboard } from "./leaderboard.js";
 import { OPEN_STAGE, STAGE_OPENED, on, send } from "./events.js";
+import { sharedTokenOf, showSharedJob } from "./shared_view.js";
 
 // A stage id is "<track>/<number>" ("reduction/3"); the track is the text before the '/'.
 const trackOf = (id) => (id.includes("/") ? id.slice(0, id.indexOf("/")) : id);
@@ -138,6 +141,39 @@ export async function loadStages() {
   renderStageNav(groups);
   const named = stageOfHash();
   if (named) selectStage(named);
+  else openSharedFromHash();
+}
+
+// The lesson (and the editor, for a learner with a stage open) or a shared run: one at a time.
+function showShared(shown) {
+  $("#shared-job").hidden = !shown;
+  $("#lesson").hidden = shown;
+}
+
+// When the hash holds a link to a shared run: that run, no stage current, no editor; true then.
+// reveal: the link was followed on this page, so the run comes into view with the focus.
+export function openSharedFromHash({ reveal = false } = {}) {
+  const link = sharedTokenOf(location.hash);
+  if (link === null) return false;
+  const mine = ++openings;  // a stage still being opened stays closed
+  wanted = null;
+  flushDrafts();
+  markCurrent(null);
+  showShared(true);
+  $("#workbench").hidden = true;
+  $("#skip-to-editor").hidden = true;
+  document.title = "A shared run · cudojo";
+  const box = $("#shared-job");
+  showSharedJob(box, link, { current: () => mine === openings }).then(() => {
+    if (mine !== openings) return;
+    const heading = box.querySelector(".shared-title");
+    if (heading) document.title = `${heading.textContent} · cudojo`;
+    if (reveal && heading) {
+      heading.scrollIntoView({ block: "start" });
+      heading.focus({ preventScroll: true });
+    }
+  });
+  return true;
 }
 
 // Opens a stage. Only the newest opening goes on after each answer: a click on another stage, or
@@ -157,6 +193,7 @@ export async function selectStage(id, { reveal = false } = {}) {
   // Setting the hash it already has would add no entry either, but "#reduction%2F3" differs.
   if (stageOfHash() !== stage.id) location.hash = stage.id;
   markCurrent(stage.id);
+  showShared(false);
   const lesson = $("#lesson");
   lesson.innerHTML = stage.lesson_html;  // server-rendered, raw HTML stripped
   // lesson.js (math, code highlighting, diagrams); a page without it shows the plain lesson.
@@ -184,6 +221,7 @@ function showLanding() {
   wanted = null;
   flushDrafts();
   markCurrent(null);
+  showShared(false);
   $("#lesson").replaceChildren(...landing.lesson.map((node) => node.cloneNode(true)));
   $("#workbench").hidden = true;
   $("#skip-to-editor").hidden = true;
@@ -200,7 +238,8 @@ export function reopenStage() {
 function startSkipLinks() {
   $("#skip-to-lesson").addEventListener("click", (event) => {
     event.preventDefault();
-    $("#lesson").focus();
+    if ($("#lesson").hidden) $("#shared-job .shared-title")?.focus();  // a shared run is shown instead
+    else $("#lesson").focus();
   });
   $("#skip-to-editor").addEventListener("click", (event) => {  // shown while a stage is open
     event.preventDefault();
@@ -217,6 +256,7 @@ export function startStages() {
   window.addEventListener("hashchange", () => {
     const named = stageOfHash();
     if (named && !(state.stage && state.stage.id === named && wanted === named)) selectStage(named, { reveal: true });
+    else if (!named && openSharedFromHash({ reveal: true })) return;
     else if (!named && state.stages.length) showLanding();
   });
 }

@@ -1,38 +1,17 @@
 // One run, for office hours (#class/3/job/55): who sent it and when (with "late" after the
 // deadline), the stage version it was judged under and, for a rejudging's rerun, which rejudging
 // made it; its report drawn as the learner saw it (report_view.js), its source read-only with
-// line numbers (the report's line links lead there), and a diff against the learner's run before
-// it in the same stage (diff.js).
+// line numbers (source_view.js; the report's line links lead there), and a diff against the
+// learner's run before it in the same stage (diff.js).
 
 import { el } from "../dom.js";
 import { api, localTime } from "../api.js";
 import { languageBadge, languageName } from "../languages.js";
 import { lateMark, renderReport, verdictBadge } from "../report_view.js";
 import { diffView } from "../diff.js";
+import { lineLinker, lineMarker, sourceView } from "../source_view.js";
 import { classHref } from "./router.js";
 import { heading, message } from "./ui.js";
-
-// The source as numbered lines; each can be scrolled to and marked.
-function sourceView(job) {
-  const lines = (job.source || "").replace(/\n$/, "").split("\n");
-  return el("pre", { class: "source", tabindex: "0", "aria-label": `Source of job ${job.id}` },
-    ...lines.flatMap((line, i) => [el("span", { class: "source-line", "data-line": i + 1 }, line), "\n"]));
-}
-
-function lineLinker(source) {
-  return (line, column) => {
-    if (!line) return null;
-    const target = () => source.querySelector(`.source-line[data-line='${line}']`);
-    return el("button", { type: "button", class: "line-link", "data-line": line, onclick: () => {
-      for (const lit of source.querySelectorAll(".source-line.lit")) lit.classList.remove("lit");
-      const found = target();
-      if (!found) return;
-      found.classList.add("lit");
-      found.scrollIntoView({ block: "center" });
-      source.focus({ preventScroll: true });
-    } }, column ? `line ${line}:${column}` : `line ${line}`);
-  };
-}
 
 // The learner's run of the same stage just before this one, with its source, or null.
 async function previousRun(cls, job) {
@@ -46,11 +25,8 @@ export async function showJob(box, context) {
   const job = await api(`/api/classes/${cls.id}/jobs/${jobId}`);
   if (!context.current()) return;
   const language = job.language || "cuda";
-  const source = sourceView(job);
-  const mark = (line, kind = "error") => {
-    const found = source.querySelector(`.source-line[data-line='${line}']`);
-    if (found) found.classList.add(`mark-${kind}`);
-  };
+  const source = sourceView(job.source, `Source of job ${job.id}`);
+  const mark = lineMarker(source);
   const report = el("div", { class: "report" });
   renderReport(report, job.report ? { language, ...job.report, late: job.late, stage_version_current: job.stage_version_current } : null,
                { lineLink: lineLinker(source), mark });

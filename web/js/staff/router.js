@@ -9,6 +9,7 @@
 //   #class/3/rejudge/7              one rejudging; ?items=all lists every job
 //   #class/3/roster, /deadlines, /staff, /audit, /settings
 //   #reduction/3, #course           the course's lessons, read as a learner would
+//   #shared/TOKEN                   a run a learner shared, as anyone sees it (stages.js)
 //
 // Pure functions: parseHash reads a hash, classHref writes one, replaceParams changes the query of
 // the hash in place (a filter being typed is not a step of the browser's history).

@@ -45,16 +45,8 @@ export const button = (text, onclick, attributes = {}) =>
 
 export const yesNo = (value) => (value ? "yes" : "no");
 
-// Copies `text`; where the clipboard is refused, selects it in `input` for Ctrl+C.
-export async function copyText(text, input = null) {
-  try {
-    await navigator.clipboard.writeText(text);
-    return true;
-  } catch {
-    if (input) input.select();
-    return false;
-  }
-}
+// Copies `text`; where the clipboard is refused, selects it in `input` for Ctrl+C (clipboard.js).
+export { copyText } from "../clipboard.js";
 
 // "Cannot load the roster: ..." in words a member of staff can act on.
 export function failure(what, error) {

@@ -14,12 +14,13 @@
 //   rejudging.js  one rejudging: flips, apply        rejudge_words.js  a rejudging in words
 //
 // A teaching assistant sees the same views without the buttons that change anything (the server
-// refuses them too). The lessons stay readable: #reduction/3 shows the course as learners read it.
+// refuses them too). The lessons stay readable: #reduction/3 shows the course as learners read it,
+// and a link to a run a learner shared (#shared/TOKEN) shows that run as it shows anyone.
 
 import { $, el } from "../dom.js";
 import { state } from "../state.js";
 import { api } from "../api.js";
-import { loadStages, selectStage, startStages } from "../stages.js";
+import { loadStages, openSharedFromHash, selectStage, startStages } from "../stages.js";
 import { parseHash } from "./router.js";
 import { canChange, classFrame } from "./frame.js";
 import { failure, message } from "./ui.js";
@@ -49,6 +50,8 @@ function showCourse(where) {
     courseStarted = true;
     startStages();
     loadStages().catch((error) => { $("#lesson").textContent = `Cannot reach the server: ${error.message}`; });
+  } else if (openSharedFromHash({ reveal: true })) {
+    // a run a learner shared (#shared/TOKEN): staff open it as anyone does
   } else if (where.stageId && (!state.stage || state.stage.id !== where.stageId)
              && state.stages.some((stage) => stage.id === where.stageId)) {
     selectStage(where.stageId);
