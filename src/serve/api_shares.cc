@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <ctime>
 #include <utility>
 
 #include "serve/api.h"
@@ -49,6 +50,17 @@ json judging_gpu_of(const json& report) {
     if (const std::string gpu = named(part, key); !gpu.empty()) return gpu;
   }
   return nullptr;
+}
+
+// The day a job was sent (UTC, YYYY-MM-DD), not its second: a leaderboard shows when each named
+// entry was judged, and an exact time would join a link to a name.
+std::string utc_day(double seconds) {
+  const std::time_t time = static_cast<std::time_t>(seconds);
+  std::tm day{};
+  gmtime_r(&time, &day);
+  char text[16];
+  std::strftime(text, sizeof text, "%Y-%m-%d", &day);
+  return text;
 }
 
 }  // namespace
@@ -113,6 +125,14 @@ void Api::open_share(const Request& request, Response& response) {
     report = json::parse(*job->report_json, nullptr, false);
     if (report.is_discarded()) report = nullptr;
   }
+  const json gpu = judging_gpu_of(report);
+  // The GPU is shown; which node and host judged it, and where the server keeps its calibration,
+  // are the server's business, not a link holder's.
+  if (report.is_object()) {
+    report.erase("judged_by");
+    if (report.contains("calibration") && report["calibration"].is_object())
+      report["calibration"].erase("file");
+  }
   const auto course = course_.current();
   const Stage* stage = find_stage(course->stages, job->stage);
   json shown = {{"stage", job->stage},
@@ -121,9 +141,8 @@ void Api::open_share(const Request& request, Response& response) {
                 {"verdict", job->verdict ? json(*job->verdict) : json(nullptr)},
                 {"report", report},
                 {"source", job->source},
-                {"submitted_at", job->created_at},
-                {"finished_at", optional_json(job->finished_at)},
-                {"gpu", judging_gpu_of(report)}};
+                {"submitted_on", utc_day(job->created_at)},
+                {"gpu", gpu}};
   send_json(response, 200, with_version(std::move(shown), *job));
 }
 

@@ -161,6 +161,12 @@ std::optional<RosterEntry> PostgresStore::change_learner(std::int64_t class_id, 
               .add(token_digest(store_internal::random_token()))
               .add(class_id)
               .add(learner_id));
+      if (change.removed.value_or(false)) {
+        // Their links stop for good, as in the SQLite store (sqlite_rosters.cc says why).
+        session.run("UPDATE job_shares SET revoked_at = " CUDOJO_NOW
+                    " WHERE learner_id = $1 AND revoked_at IS NULL",
+                    Params().add(learner_id));
+      }
       insert_audit(session, note);
       return true;
     });

@@ -152,6 +152,14 @@ std::optional<RosterEntry> SqliteStore::change_learner(std::int64_t class_id, st
       update.bind(10, token_digest(store_internal::random_token())).bind(11, removed);
       update.bind(12, class_id).bind(13, learner_id);
       update.step();
+      if (change.removed.value_or(false)) {
+        // Their links stop for good: restoring the learner later must not reopen links they can no
+        // longer stop (their token is one nobody knows until staff issue a new one).
+        Statement stop(db_,
+                       "UPDATE job_shares SET revoked_at = ? WHERE learner_id = ? AND revoked_at IS NULL");
+        stop.bind(1, now_seconds()).bind(2, learner_id);
+        stop.step();
+      }
       insert_audit(note);
       return true;
     });

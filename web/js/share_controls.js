@@ -43,7 +43,8 @@ export function shareControls(jobId) {
 
   function showOff() {
     body.replaceChildren(
-      el("p", {}, "Make a link that shows this run, read-only (its verdict, the report and your source, not your name), to anyone who opens it: a teaching assistant, a friend."),
+      el("p", {}, "Make a link that shows this run, read-only (its verdict, the report and your source, not your name), to anyone who opens it: a teaching assistant, a friend. ",
+        "If you are on this stage's leaderboard, its time can be matched to your name there."),
       el("div", { class: "button-row" }, button("Share this run", share, { class: "primary share-make" })));
   }
 

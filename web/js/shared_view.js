@@ -6,7 +6,7 @@
 // words. stages.js draws it into #shared-job when the hash holds a link.
 
 import { el } from "./dom.js";
-import { api, localTime } from "./api.js";
+import { api } from "./api.js";
 import { languageBadge, languageName } from "./languages.js";
 import { renderReport, verdictBadge } from "./report_view.js";
 import { lineLinker, lineMarker, sourceView } from "./source_view.js";
@@ -52,7 +52,7 @@ export async function showSharedJob(box, token, { current = () => true } = {}) {
     title(`Shared run: ${job.stage}${job.stage_title ? ` · ${job.stage_title}` : ""}`),
     el("p", { class: "shared-note" }, "A learner shared this run with you, read-only: its verdict, the judge's report and the source. ",
        "Who sent it is not shown."),
-    el("p", { class: "job-facts" }, job.verdict ? verdictBadge(job.verdict) : "not judged", " · submitted ", localTime(job.submitted_at),
+    el("p", { class: "job-facts" }, job.verdict ? verdictBadge(job.verdict) : "not judged", " · submitted on ", job.submitted_on || "?",
        " · ", languageBadge(language), " ", languageName(language), job.gpu ? ` · judged on ${job.gpu}` : ""),
     el("div", { class: "job-columns" },
        el("section", { "aria-label": "Report" }, el("h3", {}, "Report"), report),
