@@ -26,6 +26,7 @@ namespace cudojo::cli {
 // What each language needs on this machine, and the one-time preparation (Rust's core for nvptx64,
 // 20-30 s) so that the first Rust check does not pay for it.
 int cmd_toolchains(const std::string& arch, bool json) {
+  if (!arch.empty()) require_arch(arch);  // a usage error before the 20-30 s of preparing
   nlohmann::json status = nlohmann::json::object();
   status["cuda"] = {{"ok", true}, {"compiler", "NVRTC " + nvrtc_version()}};
   const bool sandbox = !find_bubblewrap().empty();
@@ -124,7 +125,12 @@ int cmd_calibrate(const std::vector<Stage>& course, const std::filesystem::path&
     request.cuda_include_dir = default_cuda_include_dir();
     const Report report = run_check(request);
     if (report.verdict == Verdict::kNoDevice) {
-      std::cerr << "cudojo calibrate: " << report.message << "\n";
+      // The worker's message speaks of "the submission"; calibrating has none, only references.
+      std::cerr << fmt::format(
+          "cudojo calibrate: no CUDA device is usable here ({}); calibrating times every stage's "
+          "reference, which needs an NVIDIA GPU and driver: run it on the GPU machine whose figures "
+          "you want; nothing written\n",
+          report.error_name.value_or("no device"));
       return 2;
     }
     if (report.verdict != Verdict::kAccepted || !report.gpu || !report.metrics.reference_time_ms) {

@@ -14,8 +14,11 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/build_command.h"
 #include "cli/class_commands.h"
 #include "cli/cli_common.h"
+#include "cli/client_commands.h"
+#include "cli/command_line.h"
 #include "cli/course_commands.h"
 #include "cli/gpu_commands.h"
 #include "cli/rejudge_commands.h"
@@ -110,76 +113,6 @@ int cmd_show(const Stage& stage, Language language, const std::filesystem::path&
   return 0;
 }
 
-// A build holds at most three kernels, each at most the front ends' 4 MiB of PTX (base64 for a
-// cubin): far below this.
-constexpr std::size_t kMaxBuildFileBytes = 64u << 20;
-
-SubmissionBuild read_build_file(const std::string& path) {
-  const std::string text = read_regular_file(path, kMaxBuildFileBytes);
-  if (text.size() > kMaxBuildFileBytes) {
-    throw UsageError(fmt::format("'{}' is larger than {} MiB, so not a cudojo build file", path,
-                                 kMaxBuildFileBytes >> 20));
-  }
-  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, false);
-  if (parsed.is_discarded())
-    throw UsageError(fmt::format("'{}' is not JSON, so not a cudojo build file", path));
-  try {
-    return parsed.get<SubmissionBuild>();
-  } catch (const std::exception& error) {
-    throw UsageError(fmt::format("{}: {}", path, error.what()));
-  }
-}
-
-int cmd_build(const Stage& stage, const std::string& file, Language language, const std::string& arch,
-              const std::string& output, bool json) {
-  BuildRequest request;
-  request.stage = &stage;
-  request.language = language;
-  request.source = read_submission(file, request.limits.max_source_bytes);
-  request.file_name = sanitize_file_name(file);
-  request.arch = arch.empty() ? "sm_90" : require_arch(arch);
-  request.cuda_include_dir = default_cuda_include_dir();
-  const SubmissionBuild build = build_submission(request);
-  const nlohmann::json written = build;
-  {
-    std::ofstream out(output, std::ios::binary);
-    out << json_text(written) << "\n";
-    if (!out) throw UsageError(fmt::format("cannot write '{}'", output));
-  }
-  if (json) {
-    nlohmann::json summary = {{"output", output},
-                              {"stage", build.stage},
-                              {"language", to_string(build.language)},
-                              {"compile", written.at("compile")},
-                              {"counted", build.counted.has_value()},
-                              {"counted_note", build.counted_note}};
-    if (build.submission) {
-      summary["format"] = to_string(build.submission->format);
-      summary["abi"] = to_string(build.submission->abi);
-      summary["entry"] = build.submission->lowered_name;
-    }
-    std::cout << summary.dump(2) << "\n";
-  } else if (build.compile.ok) {
-    for (const auto& diagnostic : build.compile.diagnostics) {
-      std::cout << fmt::format("{}:{}:{}: {}: {}\n", diagnostic.file, diagnostic.line, diagnostic.column,
-                               diagnostic.severity, diagnostic.message);
-    }
-    std::cout << fmt::format(
-        "built {} ({}) for {} {}: {} {} bytes, entry {}, barrier-check build {}; {:.0f} ms\n"
-        "run it on a GPU machine with:  cudojo check {} --build {}\n",
-        build.file_name, display_name(language), stage.id, request.arch, to_string(build.submission->format),
-        build.submission->image.size(), build.submission->lowered_name,
-        build.counted ? "made" : "not made: " + build.counted_note, build.compile.compile_ms, stage.id,
-        output);
-  } else {
-    std::cout << build.compile.log << (build.compile.log.ends_with("\n") ? "" : "\n");
-    std::cout << fmt::format(
-        "{} did not compile; {} still records that, and `cudojo check --build` reports it\n", build.file_name,
-        output);
-  }
-  return build.compile.ok ? 0 : 1;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -195,15 +128,12 @@ int main(int argc, char** argv) {
       "  cudojo starter reduction/3 > mine.cu the starter kernel (--lang python or rust for the others)\n"
       "  cudojo check reduction/3 mine.cu     compile, run, check, time, gate, explain (.cu, .py, .rs)\n"
       "  cudojo build reduction/3 mine.py     compile only, for `cudojo check --build` on a GPU machine\n"
+      "  cudojo login URL; cudojo submit reduction/3 mine.cu   judge it on your class's server (no GPU "
+      "here)\n"
       "Exit codes: 0 accepted, 1 any other verdict on your kernel, 2 usage error, no GPU, or judge failure."};
+  app.name("cudojo");  // the usage line says `cudojo`, not the path it was started by
   app.require_subcommand(1);
-  {
-    std::string footer = "Environment:";
-    for (const auto& variable : cudojo::environment_variables()) {
-      footer += fmt::format("\n  {:<28} {}", variable.name, variable.meaning);
-    }
-    app.footer(footer);
-  }
+  app.set_version_flag("-V,--version", "cudojo " CUDOJO_VERSION, "Print cudojo's version and exit");
   std::string course_dir = default_course_root().string();
   app.add_option("--course", course_dir, "Course folder (default: $CUDOJO_COURSE or the bundled course)");
 
@@ -217,7 +147,9 @@ int main(int argc, char** argv) {
   show->add_flag("--json", json, "Print JSON instead of text");
 
   std::string lang_option;
-  const std::string lang_help = "Language: cuda (CUDA C++, the default), python (Numba) or rust (nvptx64)";
+  const std::string lang_help =
+      "Language: cuda (CUDA C++, the default; also c++, cpp, cu), python (Numba; also py, numba) or rust "
+      "(nvptx64; also rs)";
   show->add_option("--lang", lang_option, lang_help);
 
   auto* starter =
@@ -236,14 +168,17 @@ int main(int argc, char** argv) {
       "against the reference, apply the gate, explain.");
   check->add_option("stage", stage_id, "Stage id or alias")->required();
   std::string build_file;
-  auto* file_option = check->add_option("file", file, "Your kernel: a .cu, .py or .rs file");
+  auto* file_option = check->add_option(
+      "file", file, "Your kernel: a .cu, .py or .rs file, or - for standard input (with --lang)");
   auto* build_option = check->add_option(
       "--build", build_file, "Run a build made by `cudojo build` instead of compiling a file here");
   file_option->excludes(build_option);
   check->add_option("--lang", lang_option, lang_help + " (default: from the file's extension)");
   check->add_flag("--json", json, "Print one JSON object (the report) instead of the table");
-  check->add_option("--arch", arch,
-                    "Compile for this architecture (default: the GPU's own, sm_90 without one)");
+  check->add_option(
+      "--arch", arch,
+      "Compile for this architecture, one this NVRTC knows (default: the GPU's own, sm_90 without "
+      "one)");
   std::string seed_text;
   auto* seed_option =
       check->add_option("--seed", seed_text,
@@ -276,10 +211,14 @@ int main(int argc, char** argv) {
       "machine needs to judge it: then `cudojo check STAGE --build FILE` there. Python and Rust are compiled "
       "to PTX, so the GPU machine needs neither Numba nor rustc.");
   build->add_option("stage", stage_id, "Stage id or alias")->required();
-  build->add_option("file", file, "Your kernel: a .cu, .py or .rs file")->required();
-  build->add_option("-o,--output", build_output, "The build file to write (default: FILE with .build)");
+  build
+      ->add_option("file", file, "Your kernel: a .cu, .py or .rs file, or - for standard input (with --lang)")
+      ->required();
+  build->add_option("-o,--output", build_output,
+                    "The build file to write (default: FILE with .build; stdin.build for -); "
+                    "nothing is written when the kernel does not compile");
   build->add_option("--lang", lang_option, lang_help + " (default: from the file's extension)");
-  build->add_option("--arch", arch, "Architecture to build for (default: sm_90)");
+  build->add_option("--arch", arch, "Architecture to build for, one this NVRTC knows (default: sm_90)");
   build->add_flag("--json", json, "Print a JSON summary instead of text");
 
   auto* toolchains = app.add_subcommand(
@@ -290,6 +229,7 @@ int main(int argc, char** argv) {
   toolchains->add_flag("--json", json, "Print JSON");
 
   auto serve = add_serve_command(app);
+  auto client_commands = add_client_commands(app);
   auto class_commands = add_class_commands(app);
   auto rejudge_commands = add_rejudge_commands(app);
   auto course_commands = add_course_commands(app, course_dir, json);
@@ -317,8 +257,21 @@ int main(int argc, char** argv) {
                                        "<calibration>/<gpu>.json; check then gates against them, and shows "
                                        "the previous stage's beside yours.");
 
+  {
+    // Set last: a subcommand copies its parent's footer when made, and theirs do not repeat it.
+    std::string footer = "Environment:";
+    for (const auto& variable : cudojo::environment_variables()) {
+      footer += fmt::format("\n  {:<28} {}", variable.name, variable.meaning);
+    }
+    app.footer(footer);
+  }
+
+  std::vector<std::string> words = command_line_words(argc, argv);
+  if (auto refused = refuse_unknown_command(app, words, {"--course", "--calibration"})) return *refused;
   try {
-    app.parse(argc, argv);
+    std::vector<const char*> word_pointers;
+    for (const auto& word : words) word_pointers.push_back(word.c_str());
+    app.parse(static_cast<int>(word_pointers.size()), word_pointers.data());
   } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);
     return code == 0 ? 0 : kExitUsage;
@@ -327,6 +280,8 @@ int main(int argc, char** argv) {
   try {
     if (*lab_command) return cmd_lab(lab_what, json, lab_csv, lab_plot);
     if (*toolchains) return cmd_toolchains(arch, json);
+    // The class server's client needs no course here: the server has it.
+    if (const auto code = run_client_command(*client_commands)) return *code;
     if (wants_course_command(*course_commands)) return run_course_command(*course_commands, course_dir, json);
     const Course loaded = load_course_report(course_dir);  // a broken stage is set aside, the rest load
     const auto& course = loaded.stages;
@@ -354,15 +309,20 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*build) {
-      require_file(file);
+      if (file != "-") require_file(file);  // a missing file is told before its language
       const Language language = language_of(file, lang_option);
+      if (!arch.empty()) require_arch(arch);  // before reading or compiling anything
+      const SubmissionFile submission = read_submission(file, language, kDefaultLimits.max_source_bytes);
       if (build_output.empty())
-        build_output = std::filesystem::path(file).replace_extension(".build").string();
-      return cmd_build(stage, file, language, arch, build_output, json);
+        build_output =
+            file == "-" ? "stdin.build" : std::filesystem::path(file).replace_extension(".build").string();
+      return cmd_build(stage, submission, language, arch, build_output, json);
     }
 
     CheckRequest request;
     request.stage = &stage;
+    SubmissionFile submission;                             // stays empty for --build
+    if (!arch.empty()) request.arch = require_arch(arch);  // before reading or compiling anything
     if (!build_file.empty()) {
       SubmissionBuild prebuilt = read_build_file(build_file);
       if (prebuilt.stage != stage.id) {
@@ -375,12 +335,12 @@ int main(int argc, char** argv) {
     } else {
       if (file.empty())
         throw UsageError("check needs your kernel's file (or --build FILE from `cudojo build`)");
-      require_file(file);
+      if (file != "-") require_file(file);
       request.language = language_of(file, lang_option);
-      request.source = read_submission(file, request.workers.limits.max_source_bytes);
-      request.file_name = sanitize_file_name(file);
+      submission = read_submission(file, request.language, request.workers.limits.max_source_bytes);
+      request.source = submission.source;
+      request.file_name = submission.file_name;
     }
-    if (!arch.empty()) request.arch = require_arch(arch);
     if (*seed_option) request.seed = parse_seed(seed_text);
     request.workers.sanitize = !no_sanitize;
     request.profile = !no_profile;
@@ -388,7 +348,19 @@ int main(int argc, char** argv) {
     request.calibration_dir = calibration_dir.string();
     request.workers.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
-    const Report report = run_check(request);
+    Report report = run_check(request);
+    state_real_size(report.compile, submission, request.workers.limits);
+    if (report.verdict == Verdict::kNoDevice) {
+      const std::string lang = lang_option.empty() ? "" : " --lang " + lang_option;
+      report.message +=
+          build_file.empty()
+              ? fmt::format(
+                    ". To judge it elsewhere: `cudojo submit {} {}{}` to your class's server (after "
+                    "`cudojo login URL`), or `cudojo build {} {}{} -o kernel.build` here, then "
+                    "`cudojo check {} --build kernel.build` on a GPU machine",
+                    stage.id, file, lang, stage.id, file, lang, stage.id)
+              : fmt::format(". Run `cudojo check {} --build {}` on a GPU machine", stage.id, build_file);
+    }
     if (json) {
       std::cout << json_text(nlohmann::json(report), 2) << "\n";
     } else {

@@ -54,9 +54,9 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app) {
   command
       ->add_option("--lease-seconds", settings.limits.job_lease_seconds,
                    "How long a running job stays this node's without a renewal; after it, any node gives "
-                   "the job to another judge")
-      ->check(CLI::Range(2.0, 3600.0))
-      ->capture_default_str();
+                   "the job to another judge. 2 to 3600 seconds (default: 30)")
+      ->check(CLI::Range(2.0, 3600.0).description(""))
+      ->option_text("SECONDS");
   command->add_option("--web-dir", settings.web_dir, "Folder holding the page (default: the installed web/)");
   command->add_option(
       "--trusted-proxy", settings.trusted_proxies,

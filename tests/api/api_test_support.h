@@ -144,8 +144,7 @@ class NginxProxy {
     }
   }
   int port() const { return port_; }
-
- private:
+  // A loopback port nothing listens on now.
   static int free_port() {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};
@@ -157,6 +156,8 @@ class NginxProxy {
     close(fd);
     return ntohs(address.sin_port);
   }
+
+ private:
   bool listening() const {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in address{};

@@ -355,29 +355,6 @@ TEST(CliCheck, LatinOneBytesInASourceAreTheLearnersTextNotTheJudgesError) {
   EXPECT_EQ(nlohmann::json::parse(result.out)["verdict"], "compile_error") << result.out;
 }
 
-TEST(CliCheck, UsageErrorsAreExitTwoAndJsonWhenAskedFor) {
-  const std::string file = testing::submission("reduction-2/atomic.cu");
-  const std::pair<std::string, std::string> cases[] = {
-      {"check reduction/2 /tmp", "is a folder"},
-      {"check reduction/2 " + file + " --arch sm_10", "sm_75 or newer"},
-      {"check reduction/2 " + file + " --seed -1", "whole number"},
-      {"check reduction/2 " + file + " --seed 12abc", "whole number"},
-  };
-  for (const auto& [arguments, words] : cases) {
-    auto text = run_cli(arguments);
-    EXPECT_EQ(text.exit_code, 2) << arguments << "\n" << text.out;
-    EXPECT_NE(text.out.find(words), std::string::npos) << arguments << "\n" << text.out;
-    // stdout holds one JSON object; run_cli also merges stderr, which says the same in words.
-    auto json = run_cli(arguments + " --json");
-    EXPECT_EQ(json.exit_code, 2);
-    const auto start = json.out.find('{'), end = json.out.rfind('}');
-    ASSERT_NE(start, std::string::npos) << json.out;
-    const auto object = nlohmann::json::parse(json.out.substr(start, end - start + 1));
-    EXPECT_EQ(object["kind"], "usage_error") << json.out;
-    EXPECT_NE(object["error"].get<std::string>().find(words), std::string::npos);
-  }
-}
-
 // The binary's stdout alone (stderr dropped), killed after `seconds` (exit 137 then) and, when
 // given, held to `memory_kib` of address space, so that a command that would hang or grow without
 // bound ends the test instead.

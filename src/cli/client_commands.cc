@@ -1,0 +1,441 @@
+#include "cli/client_commands.h"
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "cli/cli_common.h"
+#include "client/api_client.h"
+#include "client/http_client.h"
+#include "client/server_book.h"
+#include "common/json_text.h"
+#include "common/limits.h"
+#include "report/report.h"
+#include "report/verdict.h"
+#include "stage/language.h"
+
+namespace cudojo::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using client::ApiClient;
+using client::ApiError;
+using client::ConnectionError;
+using nlohmann::json;
+
+std::atomic<bool> g_interrupted{false};
+
+fs::path servers_file(const ServerChoice& where) {
+  return where.servers_file.empty() ? client::default_server_book_path() : where.servers_file;
+}
+
+client::ClientSettings settings_for(const ServerChoice& where) {
+  const client::ServerBook book = client::ServerBook::load(servers_file(where));
+  const auto entry = book.find(where.server);
+  if (!entry) {
+    if (where.server == "default")
+      throw UsageError(
+          "not logged in to a server: run `cudojo login URL --token TOKEN` (or --invite CODE --name "
+          "NAME) first");
+    throw UsageError(fmt::format("no server named '{}' in {}: run `cudojo login URL --as {}` first",
+                                 where.server, book.file().string(), where.server));
+  }
+  client::ClientSettings settings;
+  settings.url = entry->url;
+  settings.token = entry->token;
+  settings.cacert = entry->cacert;
+  return settings;
+}
+
+std::string retry_text(const ApiError& error) {
+  return error.retry_after ? fmt::format("; try again in {} s", *error.retry_after) : "; try again later";
+}
+
+// What went wrong, in a sentence that says what to do next, and the exit code that says whose
+// problem it is (kExitUsage: the command line or the config; kExitServer: the server).
+struct Failure {
+  int code;
+  std::string kind;
+  std::string message;
+};
+
+Failure describe(const ApiError& error) {
+  const std::string what = error.what();
+  switch (error.status) {
+    case 401:
+      return {kExitServer, "token_refused", "the server refused the token; cudojo login again"};
+    case 429:
+      return {kExitServer, "server_busy",
+              fmt::format("the server is busy: {} (HTTP 429{})", what, retry_text(error))};
+    case 503:
+      return {kExitServer, "server_unavailable",
+              fmt::format("the server cannot take it now: {} (HTTP 503{})", what, retry_text(error))};
+    default:
+      return {kExitServer, "server_refused",
+              fmt::format("the server said: {} (HTTP {})", what, error.status)};
+  }
+}
+
+// Runs a command's body and turns its errors into a Failure on `err` (and, under --json, one JSON
+// object on `out` as well, as `fail` does for the local commands, so stdout is always JSON).
+template <typename Body>
+int guarded(std::ostream& out, std::ostream& err, bool json_output, Body&& body) {
+  Failure failure;
+  try {
+    return body();
+  } catch (const UsageError& error) {
+    failure = {kExitUsage, "usage_error", error.what()};
+  } catch (const client::ClientSetupError& error) {
+    failure = {kExitUsage, "usage_error", error.what()};
+  } catch (const client::ServerBookError& error) {
+    failure = {kExitUsage, "config_error", error.what()};
+  } catch (const ConnectionError& error) {
+    failure = {kExitServer, "server_unreachable", error.what()};
+  } catch (const ApiError& error) {
+    failure = describe(error);
+  }
+  err << "cudojo: " << failure.message << "\n";
+  if (json_output)
+    out << json_text({{"error", failure.message}, {"kind", failure.kind}, {"exit_code", failure.code}}, 2)
+        << "\n";
+  return failure.code;
+}
+
+std::string local_time(double seconds) {
+  const std::time_t when = static_cast<std::time_t>(seconds);
+  std::tm parts{};
+  localtime_r(&when, &parts);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &parts);
+  return text;
+}
+
+// Sleeps up to `seconds`, waking early on Ctrl-C.
+void nap(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (!g_interrupted && std::chrono::steady_clock::now() < end)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// One line of progress: "queued, 3 ahead", "compiling", "tests", ...
+std::string progress_text(const json& job) {
+  const std::string state = job.value("state", "");
+  if (state == "queued") {
+    if (job.contains("position") && job["position"].is_number_integer())
+      return fmt::format("queued, {} ahead", job["position"].get<std::int64_t>());
+    return "queued";
+  }
+  if (state == "running") {
+    const std::string phase = job.value("phase", "");
+    if (phase == "starting" || phase == "queued" || phase.empty()) return "compiling";
+    return phase;
+  }
+  return state;
+}
+
+// The finished job on `out`: the API's JSON, or check's text report; check's exit code.
+int show_done(const json& job, const FollowOptions& options, std::ostream& out) {
+  std::optional<Verdict> verdict;
+  if (job.contains("verdict") && job["verdict"].is_string())
+    verdict = parse_verdict(job["verdict"].get<std::string>());
+  if (options.json) {
+    out << json_text(job, 2) << "\n";
+  } else if (job.contains("report") && job["report"].is_object()) {
+    try {
+      const Report report = job["report"].get<Report>();
+      out << render_text(report, options.colour);
+      verdict = report.verdict;
+    } catch (const std::exception&) {
+      out << fmt::format("job {}: {}\n", job.value("id", std::int64_t{0}), job.value("verdict", "done"));
+    }
+  } else {
+    out << fmt::format("job {}: {}\n", job.value("id", std::int64_t{0}), job.value("verdict", "done"));
+  }
+  return verdict ? exit_code(*verdict) : kExitServer;
+}
+
+// Polls the job until it is done, saying each change on `err`. Ctrl-C withdraws a queued job and
+// leaves a running one.
+int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, std::ostream& out,
+               std::ostream& err) {
+  std::string last_text;
+  std::string last_state = "queued";
+  bool judges_checked = false;
+  int failures = 0;
+  while (true) {
+    if (g_interrupted) {
+      if (last_state == "queued") {
+        bool withdrawn = false;
+        try {
+          withdrawn = api.withdraw(id);
+        } catch (const std::exception& error) {
+          err << fmt::format("cudojo: could not withdraw job {}: {}; `cudojo status {}` follows it\n", id,
+                             error.what(), id);
+          return kExitInterrupted;
+        }
+        if (withdrawn) {
+          err << fmt::format("withdrew job {}: it had not started, and it is gone from your history\n", id);
+          return kExitInterrupted;
+        }
+      }
+      err << fmt::format("stopped following job {}; it runs on: `cudojo status {}` follows it\n", id, id);
+      return kExitInterrupted;
+    }
+    json job;
+    try {
+      job = api.job(id);
+      failures = 0;
+    } catch (const ConnectionError& error) {
+      if (++failures >= options.reconnect_tries) {
+        err << fmt::format(
+            "cudojo: lost the server while following job {} ({}); the job is kept there: `cudojo status {}` "
+            "follows it again\n",
+            id, error.what(), id);
+        return kExitServer;
+      }
+      err << fmt::format("cannot reach the server; trying again ({} of {})\n", failures,
+                         options.reconnect_tries - 1);
+      nap(1.0);
+      continue;
+    }
+    const std::string state = job.value("state", "");
+    if (state == "done") return show_done(job, options, out);
+    last_state = state;
+    const std::string text = progress_text(job);
+    if (text != last_text) {
+      err << fmt::format("job {}: {}\n", id, text);
+      last_text = text;
+    }
+    if (state == "queued" && !judges_checked) {
+      judges_checked = true;
+      if (api.judge_online() == false) err << "no judge is online; your job waits (Ctrl-C withdraws it)\n";
+    }
+    nap(options.poll_seconds);
+  }
+}
+
+Language submission_language(const std::string& file, const std::string& lang) {
+  if (!lang.empty()) {
+    const auto language = parse_language(lang);
+    if (!language) throw UsageError(fmt::format("--lang {}: give one of {}", lang, language_list()));
+    return *language;
+  }
+  const auto language = language_from_path(file);
+  if (!language)
+    throw UsageError(
+        fmt::format("'{}': the language comes from the extension (.cu, .py, .rs) or --lang", file));
+  return *language;
+}
+
+// The kernel's text; a file that is not regular, or over the server's limit, is refused before
+// anything is sent.
+std::string read_kernel(const std::string& file) {
+  std::error_code error;
+  if (!fs::is_regular_file(file, error))
+    throw UsageError(fmt::format("'{}' is not a file that can be read", file));
+  const JudgeLimits limits;
+  const auto size = fs::file_size(file, error);
+  if (error || size > limits.max_source_bytes)
+    throw UsageError(fmt::format("'{}' is {} bytes; the server takes at most {} KiB of source", file, size,
+                                 limits.max_source_bytes >> 10));
+  std::ifstream in(file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  if (!in && !in.eof()) throw UsageError(fmt::format("cannot read '{}'", file));
+  return text;
+}
+
+}  // namespace
+
+void request_interrupt() { g_interrupted = true; }
+void reset_interrupt() { g_interrupted = false; }
+bool mark_interrupt() { return g_interrupted.exchange(true); }
+
+int run_login(const LoginOptions& options, std::ostream& out, std::ostream& err) {
+  return guarded(out, err, false, [&] {
+    std::string url = options.url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    client::parse_url(url);  // a malformed URL is a usage error before anything is sent
+    if (options.where.server.empty()) throw UsageError("--as needs a name");
+    client::ClientSettings settings;
+    settings.url = url;
+    settings.cacert = options.cacert;
+    client::ServerEntry entry;
+    entry.url = url;
+    entry.cacert = options.cacert;
+    if (!options.invite.empty()) {
+      if (options.name.empty()) throw UsageError("--invite needs --name: the name your class will see");
+      if (!options.token.empty()) throw UsageError("give either --token or --invite, not both");
+      ApiClient api(settings);
+      const json joined = api.join(options.invite, options.name);
+      entry.token = joined.value("token", "");
+      entry.learner = joined.value("name", options.name);
+      const std::string class_name =
+          joined.contains("class") && joined["class"].is_object() ? joined["class"].value("name", "") : "";
+      out << fmt::format("joined {} as {} on {}\n", class_name.empty() ? "the class" : class_name,
+                         entry.learner, url);
+    } else {
+      std::string token = options.token;
+      if (token.empty())
+        if (const char* from_env = std::getenv("CUDOJO_TOKEN")) token = from_env;
+      if (token.empty())
+        throw UsageError(
+            "give --token TOKEN (or set CUDOJO_TOKEN, which keeps it off the command line), or join a class "
+            "with "
+            "--invite CODE --name NAME");
+      settings.token = token;
+      ApiClient api(settings);
+      json me;
+      try {
+        me = api.me();
+      } catch (const ApiError& error) {
+        if (error.status != 401) throw;
+        err << "cudojo: the server refused this token: check it, or ask your instructor for a new one\n";
+        return kExitServer;
+      }
+      entry.token = token;
+      entry.learner = me.value("name", "");
+      out << fmt::format("logged in to {} as {}", url, entry.learner.empty() ? "(unnamed)" : entry.learner);
+      if (me.value("kind", "learner") != "learner") out << " (staff: staff do not submit kernels)";
+      out << "\n";
+    }
+    client::ServerBook book = client::ServerBook::load(servers_file(options.where));
+    book.put(options.where.server, entry);
+    book.save();
+    out << fmt::format("saved as '{}' in {}\n", options.where.server, book.file().string());
+    return 0;
+  });
+}
+
+int run_logout(const ServerChoice& where, std::ostream& out, std::ostream& err) {
+  return guarded(out, err, false, [&] {
+    client::ServerBook book = client::ServerBook::load(servers_file(where));
+    const auto entry = book.find(where.server);
+    if (!entry || !book.remove(where.server))
+      throw UsageError(fmt::format("no server named '{}' in {}", where.server, book.file().string()));
+    book.save();
+    out << fmt::format("logged out of '{}' ({}); its token was removed from {}\n", where.server, entry->url,
+                       book.file().string());
+    return 0;
+  });
+}
+
+int run_submit(const SubmitOptions& options, std::ostream& out, std::ostream& err) {
+  return guarded(out, err, options.follow.json, [&] {
+    const Language language = submission_language(options.file, options.lang);
+    const std::string source = read_kernel(options.file);
+    ApiClient api(settings_for(options.where));
+    const json queued =
+        api.submit(options.stage, source, std::string(to_string(language)), client::new_idempotency_key());
+    const std::int64_t id = queued.value("id", std::int64_t{0});
+    if (options.no_wait) {
+      if (options.follow.json) {
+        out << json_text(queued, 2) << "\n";
+      } else {
+        out << fmt::format("job {} queued", id);
+        if (queued.contains("position"))
+          out << fmt::format(", {} ahead", queued["position"].get<std::int64_t>());
+        out << fmt::format("; `cudojo status {}` follows it\n", id);
+      }
+      return 0;
+    }
+    err << fmt::format("sent {} as job {} to {}\n", options.file, id, api.url());
+    return follow_job(api, id, options.follow, out, err);
+  });
+}
+
+int run_status(const StatusOptions& options, std::ostream& out, std::ostream& err) {
+  return guarded(out, err, options.follow.json, [&] {
+    if (options.job <= 0) throw UsageError("give a job's number, as `cudojo history` lists them");
+    ApiClient api(settings_for(options.where));
+    try {
+      return follow_job(api, options.job, options.follow, out, err);
+    } catch (const ApiError& error) {
+      if (error.status != 404) throw;
+      throw UsageError(fmt::format(
+          "no job {} among yours (a withdrawn job is gone); `cudojo history` lists them", options.job));
+    }
+  });
+}
+
+int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& err) {
+  return guarded(out, err, options.json, [&] {
+    if (options.limit < 1 || options.limit > 100) throw UsageError("--limit: give a number from 1 to 100");
+    ApiClient api(settings_for(options.where));
+    const json page = api.history(options.stage, options.limit);
+    if (options.json) {
+      out << json_text(page, 2) << "\n";
+      return 0;
+    }
+    const json jobs = page.value("jobs", json::array());
+    if (jobs.empty()) {
+      out << (options.stage.empty() ? "no jobs yet\n" : fmt::format("no jobs on {} yet\n", options.stage));
+      return 0;
+    }
+    for (const auto& job : jobs) {
+      const std::string verdict =
+          job["verdict"].is_string() ? job["verdict"].get<std::string>() : job.value("state", "");
+      std::string ratio = "-";
+      for (const char* key : {"baseline_ratio", "time_ratio"}) {
+        if (job.contains(key) && job[key].is_number()) {
+          ratio = fmt::format("{:.2f}x", job[key].get<double>());
+          break;
+        }
+      }
+      out << fmt::format("{:>6}  {:<14} {:<7} {:<20} {:>7}  {}{}\n", job.value("id", std::int64_t{0}),
+                         job.value("stage", ""), job.value("language", ""), verdict, ratio,
+                         local_time(job.value("created_at", 0.0)), job.value("late", false) ? "  late" : "");
+    }
+    if (page.contains("next_before") && !page["next_before"].is_null())
+      out << fmt::format("(the newest {}; --limit up to 100 shows more, --json the whole page)\n",
+                         jobs.size());
+    return 0;
+  });
+}
+
+int run_pull(const PullOptions& options, std::ostream& out, std::ostream& err) {
+  return guarded(out, err, false, [&] {
+    if (!options.output.empty() && fs::exists(options.output) && !options.force)
+      throw UsageError(fmt::format("'{}' exists; --force replaces it", options.output));
+    ApiClient api(settings_for(options.where));
+    std::optional<json> job;
+    const json page = api.history(options.stage, 1);
+    if (!page.value("jobs", json::array()).empty())
+      job = api.job(page["jobs"][0].value("id", std::int64_t{0}));
+    std::optional<json> draft;
+    const json drafts = api.drafts(options.stage).value("drafts", json::array());
+    for (const auto& candidate : drafts)
+      if (!draft || candidate.value("updated_at", 0.0) > draft->value("updated_at", 0.0)) draft = candidate;
+    std::string source, said;
+    if (draft && (!job || draft->value("updated_at", 0.0) > job->value("created_at", 0.0))) {
+      source = draft->value("source", "");
+      said = fmt::format("your {} draft, saved {}", draft->value("language", ""),
+                         local_time(draft->value("updated_at", 0.0)));
+    } else if (job) {
+      source = job->value("source", "");
+      said = fmt::format("job {} ({}, sent {})", job->value("id", std::int64_t{0}),
+                         job->value("language", ""), local_time(job->value("created_at", 0.0)));
+    } else {
+      err << fmt::format("cudojo: nothing of yours on {} yet: no job and no draft\n", options.stage);
+      return 1;
+    }
+    if (options.output.empty()) {
+      out << source;
+    } else {
+      std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+      file << source;
+      if (!file) throw UsageError(fmt::format("cannot write '{}'", options.output));
+      out << fmt::format("wrote {} from {}\n", options.output, said);
+    }
+    return 0;
+  });
+}
+
+}  // namespace cudojo::cli
