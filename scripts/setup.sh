@@ -12,8 +12,8 @@ packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libto
           # Python (Numba) and Rust (nvptx64) kernels, compiled inside bubblewrap's sandbox.
           python3 python3-numba rustc-web rust-web-src bubblewrap
           # The deployment test runs the API through nginx, as docs/DEPLOY.md sets it up (and its
-          # walkthrough's curl commands).
-          nginx curl
+          # walkthrough's curl commands); the client's TLS test makes its certificate with openssl.
+          nginx curl openssl
           # The shared store's client library, and the server the tests start on loopback.
           libpq-dev postgresql
           # The partition test puts nodes in network namespaces (ip netns), as root.
