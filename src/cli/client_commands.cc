@@ -222,36 +222,6 @@ int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, st
   }
 }
 
-Language submission_language(const std::string& file, const std::string& lang) {
-  if (!lang.empty()) {
-    const auto language = parse_language(lang);
-    if (!language) throw UsageError(fmt::format("--lang {}: give one of {}", lang, language_list()));
-    return *language;
-  }
-  const auto language = language_from_path(file);
-  if (!language)
-    throw UsageError(
-        fmt::format("'{}': the language comes from the extension (.cu, .py, .rs) or --lang", file));
-  return *language;
-}
-
-// The kernel's text; a file that is not regular, or over the server's limit, is refused before
-// anything is sent.
-std::string read_kernel(const std::string& file) {
-  std::error_code error;
-  if (!fs::is_regular_file(file, error))
-    throw UsageError(fmt::format("'{}' is not a file that can be read", file));
-  const JudgeLimits limits;
-  const auto size = fs::file_size(file, error);
-  if (error || size > limits.max_source_bytes)
-    throw UsageError(fmt::format("'{}' is {} bytes; the server takes at most {} KiB of source", file, size,
-                                 limits.max_source_bytes >> 10));
-  std::ifstream in(file, std::ios::binary);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  if (!in && !in.eof()) throw UsageError(fmt::format("cannot read '{}'", file));
-  return text;
-}
-
 }  // namespace
 
 void request_interrupt() { g_interrupted = true; }
@@ -329,8 +299,15 @@ int run_logout(const ServerChoice& where, std::ostream& out, std::ostream& err) 
 
 int run_submit(const SubmitOptions& options, std::ostream& out, std::ostream& err) {
   return guarded(out, err, options.follow.json, [&] {
-    const Language language = submission_language(options.file, options.lang);
-    const std::string source = read_kernel(options.file);
+    // Read as `check` reads it (cli_common: --lang against the extension, "-" for standard input),
+    // and an oversize kernel refused here rather than sent.
+    const Language language = language_of(options.file, options.lang);
+    const JudgeLimits limits;
+    const SubmissionFile kernel = read_submission(options.file, language, limits.max_source_bytes);
+    if (kernel.bytes > limits.max_source_bytes)
+      throw UsageError(fmt::format("{} is {} bytes; the server takes at most {} bytes of source",
+                                   kernel.file_name, kernel.bytes, limits.max_source_bytes));
+    const std::string& source = kernel.source;
     ApiClient api(settings_for(options.where));
     const json queued =
         api.submit(options.stage, source, std::string(to_string(language)), client::new_idempotency_key());

@@ -179,6 +179,24 @@ TEST_F(ClientCommand, SubmitOfACompileErrorPrintsTheLearnersLineAndChecksExitCod
   EXPECT_NE(ran.err.find("queued"), std::string::npos) << ran.err;
 }
 
+// The kernel is read as `check` reads it: a --lang that contradicts the extension is a usage error
+// naming both, and nothing is sent.
+TEST_F(ClientCommand, ALangThatContradictsTheExtensionIsRefusedBeforeSending) {
+  start();
+  ASSERT_EQ(login_with_token(sign_in("erin")).code, 0);
+  cli::SubmitOptions options;
+  options.where = where();
+  options.stage = "reduction/2";
+  options.file = broken_kernel();
+  options.lang = "python";
+  const Ran ran =
+      call([&](std::ostream& out, std::ostream& err) { return cli::run_submit(options, out, err); });
+  EXPECT_EQ(ran.code, cli::kExitUsage) << ran.err;
+  EXPECT_NE(ran.err.find("--lang python"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find(".cu"), std::string::npos) << ran.err;
+  expect_empty_history();
+}
+
 TEST_F(ClientCommand, SubmitJsonIsTheApisJob) {
   start();
   const std::string token = sign_in("dan");
