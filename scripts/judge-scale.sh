@@ -25,6 +25,9 @@ echo
 
 out=$(mktemp -d)
 status=0
+# The GPU faults the driver logs (Xid) during the run, where dmesg can be read: a kernel that
+# faults shows there with its process, which tells a learner's fault from anything else.
+xid_from=$(dmesg 2>/dev/null | wc -l)
 if [ -n "$before" ]; then
   echo "## before: $before"
   python3 scripts/judge_scale.py "$before" "$out/before.json" --parts "$before_parts" || status=1
@@ -63,6 +66,11 @@ row("idle: queued->verdict median (s)", "<= 0.8", lambda r: r.get("idle") and st
 row("idle: queued->verdict p90 (s)", "<= 1.5", lambda r: r.get("idle") and p90([x["queued_to_verdict_s"] for x in r["idle"]]))
 row("burst on more slots: jobs a minute", "", lambda r: r.get("wide") and r["wide"]["jobs_per_minute"])
 row("burst on more slots: slots", "", lambda r: r.get("wide") and r["wide"]["slots"])
+def first_passes(run):
+    return [x["timings_ms"]["profile_first_pass"] for x in burst(run)["results"]
+            if (x.get("timings_ms") or {}).get("profile_first_pass")] if burst(run) else []
+row("burst: profiles' first pass, sum (s)", "", lambda r: first_passes(r) and sum(first_passes(r)) / 1000)
+row("burst: profiles' first pass, median (ms)", "", lambda r: first_passes(r) and statistics.median(first_passes(r)))
 row("10 copies in the burst: ratio spread (%)", "<= 2", lambda r: burst(r) and spread(
     [x["time_ratio"] for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
 for stage in sorted({c["stage"] for r in runs.values() for c in r.get("cold", [])}):
@@ -115,6 +123,9 @@ for pair in new.get("pairs", []):
     failed |= not ok
 sys.exit(1 if failed else 0)
 EOF
+echo
+echo "## GPU faults the driver logged during the run (Xid)"
+dmesg 2>/dev/null | tail -n +$((xid_from + 1)) | grep -i 'xid' || echo "(none, or dmesg cannot be read here)"
 # JUDGE_SCALE_KEEP=DIR keeps each build's JSON (every job's report timings) there.
 [ -n "${JUDGE_SCALE_KEEP:-}" ] && mkdir -p "$JUDGE_SCALE_KEEP" && cp "$out"/*.json "$JUDGE_SCALE_KEEP"/
 rm -rf "$out"

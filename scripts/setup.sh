@@ -17,7 +17,10 @@ packages=(cmake ninja-build g++ pkg-config libcli11-dev nlohmann-json3-dev libto
           # The shared store's client library, and the server the tests start on loopback.
           libpq-dev postgresql
           # The partition test puts nodes in network namespaces (ip netns), as root.
-          iproute2)
+          iproute2
+          # The man page is made from the CLI's help (help2man); the completion tests check the
+          # zsh script with zsh itself; the client's proxy tests go through a real proxy.
+          help2man zsh tinyproxy)
 # Node.js runs the browser test and installs the page's packages; the machine may already have it.
 command -v node >/dev/null || packages+=(nodejs)
 command -v npm >/dev/null || packages+=(npm)

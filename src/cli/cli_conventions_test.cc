@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
+#include <vector>
 
 #include "../../tests/e2e/run_cli.h"
 
@@ -134,21 +135,32 @@ TEST_F(CliConventions, BuildShowsCompileErrorsAsCheckDoesAndWritesNothing) {
 }
 
 TEST_F(CliConventions, AnOversizeSourceSaysItsRealSizeAndTheLimitNamingTheFileOnce) {
-  const std::string path = write("big.cu", std::string(70000, '/'));
-  const auto result = run_cli("check reduction/2 " + path);
-  EXPECT_EQ(result.exit_code, 1);
-  std::istringstream lines(result.out);
-  int found = 0;
-  for (std::string line; std::getline(lines, line);) {
-    if (!has(line, "70000 bytes")) continue;
-    ++found;
-    EXPECT_TRUE(has(line, "65536")) << line;
-    EXPECT_EQ(line.find("big.cu"), line.rfind("big.cu")) << line;
+  // Just over the limit, and far over it (past what is read of a file: the size is still its own).
+  for (const std::size_t size : {std::size_t{70000}, std::size_t{300000}}) {
+    const std::string path = write("big.cu", std::string(size, '/'));
+    const std::string bytes = std::to_string(size) + " bytes";
+    const std::pair<std::string, std::string> runs[] = {
+        {"check reduction/2 " + path, "big.cu"},
+        {"check reduction/2 - --lang cuda < " + path, "stdin.cu"},
+        {"build reduction/2 " + path + " -o " + (dir_ / "big.build").string(), "big.cu"},
+    };
+    for (const auto& [arguments, name] : runs) {
+      const auto result = run_cli(arguments);
+      EXPECT_EQ(result.exit_code, 1) << arguments << ": " << result.out;
+      std::istringstream lines(result.out);
+      int found = 0;
+      for (std::string line; std::getline(lines, line);) {
+        if (!has(line, bytes)) continue;
+        ++found;
+        EXPECT_TRUE(has(line, "65536")) << line;
+        EXPECT_TRUE(has(line, name)) << line;
+        EXPECT_EQ(line.find(name), line.rfind(name)) << "the file named twice: " << line;
+      }
+      EXPECT_EQ(found, 1) << arguments << ": " << result.out;
+      EXPECT_FALSE(has(result.out, "65537 bytes")) << "the limit plus one as the size: " << result.out;
+    }
   }
-  EXPECT_EQ(found, 1) << result.out;
-  const auto built = run_cli("build reduction/2 " + path + " -o " + (dir_ / "big.build").string());
-  EXPECT_EQ(built.exit_code, 1);
-  EXPECT_TRUE(has(built.out, "70000 bytes")) << built.out;
+  EXPECT_FALSE(fs::exists(dir_ / "big.build"));
 }
 
 TEST_F(CliConventions, AFileThatCannotBeReadSaysWhy) {
@@ -180,6 +192,38 @@ TEST_F(CliConventions, OnlyTheTopLevelHelpListsTheEnvironmentAndUsageSaysCudojo)
   const auto serve = run_cli("serve --help");
   EXPECT_FALSE(has(serve.out, "FLOAT:FLOAT")) << serve.out;
   EXPECT_TRUE(has(serve.out, "2 to 3600 seconds")) << serve.out;
+}
+
+// The subcommands a --help lists: the lines under its "Subcommands:" heading, "  name  what it does".
+std::vector<std::string> listed_subcommands(const std::string& help) {
+  std::vector<std::string> names;
+  std::istringstream lines(help);
+  bool in_list = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("Subcommands:") || line.starts_with("SUBCOMMANDS:")) {
+      in_list = true;
+    } else if (in_list && line.starts_with("  ") && line[2] != ' ') {
+      names.push_back(line.substr(2, line.find(' ', 2) - 2));
+    } else if (in_list && !line.empty() && line[0] != ' ') {
+      in_list = false;
+    }
+  }
+  return names;
+}
+
+TEST_F(CliConventions, NoSubcommandsHelpShowsAGarbledRangeOrType) {
+  std::vector<std::string> commands = {""};
+  for (std::size_t i = 0; i < commands.size(); ++i) {  // grows as nested subcommands are found
+    const auto help = run_cli(commands[i] + (commands[i].empty() ? "" : " ") + "--help");
+    EXPECT_EQ(help.exit_code, 0) << commands[i] << ": " << help.out;
+    // CLI11's range validator writes "FLOAT:FLOAT in [2 - 3600]=30" after the option's name.
+    for (const std::string garble : {" in [", "FLOAT:FLOAT", "INT:INT", "FLOAT:", "INT:"}) {
+      EXPECT_FALSE(has(help.out, garble)) << "cudojo " << commands[i] << " --help: " << help.out;
+    }
+    for (const std::string& name : listed_subcommands(help.out))
+      commands.push_back(commands[i].empty() ? name : commands[i] + " " + name);
+  }
+  EXPECT_GE(commands.size(), 15u) << "the subcommands were not found in the help";
 }
 
 TEST_F(CliConventions, WithoutAGpuCheckSaysHowToJudgeElsewhereAndCalibrateSpeaksOfNoSubmission) {

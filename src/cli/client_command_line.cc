@@ -28,7 +28,8 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
       "instructor\n"
       "  cudojo login http://10.0.0.5:8080 --token ... --as lab                     a second server, named "
       "'lab'\n"
-      "HTTPS_PROXY, HTTP_PROXY and NO_PROXY are honoured; --cacert adds a certificate to the system's.");
+      "https_proxy, http_proxy and no_proxy (either case) are read as curl reads them; --cacert adds a "
+      "certificate to the system's.");
   c->login->add_option("url", c->login_options.url, "The server's address, as the page's")->required();
   c->login->add_option(
       "--token", c->login_options.token,
@@ -48,12 +49,15 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
       "submit",
       "Send a kernel to the server's judge and follow it; prints what `cudojo check` prints, with its exit "
       "code "
-      "(0 accepted, 1 a verdict against the kernel, 2 no judge's answer or a usage error, 3 the server):\n"
+      "(0 accepted, 1 a verdict against the kernel, 2 no judge's answer or a usage error, 3 the server "
+      "refused, could not be reached or stopped answering, 130 Ctrl-C):\n"
       "  cudojo submit reduction/3 mine.cu              queued, 2 ahead ... compiling ... tests ... the "
       "report\n"
       "  cudojo submit reduction/3 mine.py --json       the job as the API gives it\n"
       "  cudojo submit atomics/1 mine.rs --no-wait      queue it and return; `cudojo status JOB` later\n"
-      "Ctrl-C while the job waits in the queue withdraws it; once it runs, Ctrl-C only stops following.");
+      "Ctrl-C while the job waits in the queue withdraws it; once it runs, Ctrl-C only stops following.\n"
+      "If the server stops answering while you wait (5 tries, a second apart), the job is kept there: "
+      "`cudojo status JOB` follows it when the server is back.");
   c->submit->add_option("stage", c->submit_options.stage, "The stage's id or alias (`cudojo stages`)")
       ->required();
   c->submit->add_option("file", c->submit_options.file, "The kernel: .cu, .py or .rs")->required();
@@ -64,7 +68,8 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
   server_option(c->submit, c->submit_options.where);
 
   c->status = app.add_subcommand("status",
-                                 "Follow one of your jobs until its verdict, or show it if done:\n"
+                                 "Follow one of your jobs until its verdict, or show it if done (exit "
+                                 "codes as submit's):\n"
                                  "  cudojo status 42\n  cudojo status 42 --json");
   c->status->add_option("job", c->status_options.job, "The job's number")->required();
   c->status->add_flag("--json", c->status_options.follow.json, "Print the job's JSON");

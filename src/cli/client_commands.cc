@@ -186,19 +186,29 @@ int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, st
           return kExitInterrupted;
         }
       }
-      err << fmt::format("stopped following job {}; it runs on: `cudojo status {}` follows it\n", id, id);
+      err << fmt::format(
+          "stopped following job {}; it had started, so the job goes on: `cudojo status {}` follows it\n", id,
+          id);
       return kExitInterrupted;
     }
     json job;
+    std::string lost;  // why the server did not answer this poll
     try {
       job = api.job(id);
       failures = 0;
     } catch (const ConnectionError& error) {
+      lost = error.what();
+    } catch (const ApiError& error) {
+      // A proxy in front of a stopped server answers 502 or 504; a server shutting down, 503.
+      if (error.status != 502 && error.status != 503 && error.status != 504) throw;
+      lost = fmt::format("HTTP {}: {}", error.status, error.what());
+    }
+    if (!lost.empty()) {
       if (++failures >= options.reconnect_tries) {
         err << fmt::format(
-            "cudojo: lost the server while following job {} ({}); the job is kept there: `cudojo status {}` "
-            "follows it again\n",
-            id, error.what(), id);
+            "cudojo: the server stopped answering while following job {} ({}); the job is kept there: "
+            "`cudojo status {}` follows it when the server is back\n",
+            id, lost, id);
         return kExitServer;
       }
       err << fmt::format("cannot reach the server; trying again ({} of {})\n", failures,

@@ -19,10 +19,12 @@
 #include "cli/cli_common.h"
 #include "cli/client_commands.h"
 #include "cli/command_line.h"
+#include "cli/completion.h"
 #include "cli/course_commands.h"
 #include "cli/gpu_commands.h"
 #include "cli/rejudge_commands.h"
 #include "cli/serve_command.h"
+#include "cli/show_command.h"
 #include "common/environment.h"
 #include "common/json_text.h"
 #include "compile/frontend.h"
@@ -55,62 +57,6 @@ std::uint64_t parse_seed(const std::string& text) {
     throw UsageError(fmt::format("--seed {}: give a whole number from 0 to 18446744073709551615", text));
   }
   return value;
-}
-
-// course/languages/<language>.md: how kernels look in that language, the names it offers, and what
-// the judge refuses.
-std::string language_notes(const std::filesystem::path& course_dir, Language language) {
-  std::ifstream in(course_dir / "languages" / (std::string(to_string(language)) + ".md"));
-  if (!in) return "";
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-// The lesson with its figures from the example calibration: `cudojo show` runs no GPU, so it
-// cannot say which GPU will judge (the server fills them from its own; serve/markdown.h).
-std::string lesson_with_example_figures(const Stage& stage, const std::filesystem::path& course_dir) {
-  const std::filesystem::path file =
-      default_calibration_dir(course_dir) / (gpu_slug(kExampleCalibrationGpu) + ".json");
-  std::ifstream in(file);
-  const nlohmann::json example = in ? nlohmann::json::parse(in, nullptr, false) : nlohmann::json();
-  LessonFigureSources sources;
-  sources.example_calibration = example.is_object() ? &example : nullptr;
-  return fill_lesson_figures(stage, sources).markdown;
-}
-
-int cmd_show(const Stage& stage, Language language, const std::filesystem::path& course_dir, bool json) {
-  const std::string lesson = lesson_with_example_figures(stage, course_dir);
-  if (json) {
-    // The same object the server's /api/stages/ID gives; --lang picks the signature and starter.
-    nlohmann::json description = stage_description_json(stage);
-    description["lesson_markdown"] = lesson;
-    description["signature"] = describe_signature(stage, language);
-    if (const std::string* starter = stage.starter(language)) description["starter"] = *starter;
-    std::cout << json_text(description, 2) << "\n";
-    return 0;
-  }
-  const std::string extension(source_extension(language));
-  std::cout << fmt::format("{}  ({})  {}\n\n", stage.id, stage.slug_id(), stage.title);
-  std::cout << lesson << "\n";
-  std::cout << fmt::format("## The kernel you write ({})\n\n    {}\n\n", display_name(language),
-                           describe_signature(stage, language));
-  std::cout << "## Launch\n\n    " << describe_launch(stage) << "\n\n";
-  std::cout << "## What the driver checks\n\n" << find_contract_info(stage.contract)->driver << "\n";
-  std::cout << "\n" << describe_tests(stage) << "\n";
-  std::cout << "\n## Gate\n\n    " << describe_gate(stage) << "\n\n";
-  if (language == Language::kCuda)
-    std::cout << "## Headers you may include\n\n" << allowed_headers_text() << "\n";
-  if (language != Language::kCuda) {
-    const std::string notes = language_notes(course_dir, language);
-    if (!notes.empty()) std::cout << notes << "\n";
-  }
-  const std::string lang_flag =
-      language == Language::kCuda ? "" : fmt::format(" --lang {}", to_string(language));
-  std::cout << fmt::format("Start with:  cudojo starter {}{} > mine{} && cudojo check {} mine{}\n", stage.id,
-                           lang_flag, extension, stage.id, extension);
-  std::cout << "Other languages: --lang cuda | python | rust\n";
-  return 0;
 }
 
 }  // namespace
@@ -233,6 +179,8 @@ int main(int argc, char** argv) {
   auto class_commands = add_class_commands(app);
   auto rejudge_commands = add_rejudge_commands(app);
   auto course_commands = add_course_commands(app, course_dir, json);
+  auto completion_commands = add_completion_commands(app);
+  list_commands_in_one_line(app);
 
   std::string lab_what = "list";
   bool lab_csv = false;
@@ -278,6 +226,7 @@ int main(int argc, char** argv) {
   }
 
   try {
+    if (const auto code = run_completion_command(*completion_commands, app, course_dir)) return *code;
     if (*lab_command) return cmd_lab(lab_what, json, lab_csv, lab_plot);
     if (*toolchains) return cmd_toolchains(arch, json);
     // The class server's client needs no course here: the server has it.

@@ -26,10 +26,6 @@ std::optional<int> parse_port(std::string_view text) {
   return port;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host == "[::1]" || host.rfind("127.", 0) == 0;
-}
-
 // NO_PROXY entries: "*", "host", ".domain" or "domain" (matching the domain and its subdomains),
 // each optionally with ":port" (the port is ignored, as curl ignores it for domains).
 bool no_proxy_matches(const std::string& list, const std::string& host) {
@@ -98,7 +94,6 @@ std::optional<ProxySetting> proxy_for(const ParsedUrl& url,
     }
     return "";
   };
-  if (is_loopback(url.host)) return std::nullopt;
   if (no_proxy_matches(variable("NO_PROXY", "no_proxy"), url.host)) return std::nullopt;
   std::string proxy =
       url.scheme == "https" ? variable("HTTPS_PROXY", "https_proxy") : variable("HTTP_PROXY", "http_proxy");
@@ -117,14 +112,13 @@ std::optional<ProxySetting> proxy_for(const ParsedUrl& url,
     if (colon != std::string::npos) setting.password = credentials.substr(colon + 1);
   }
   setting.host = rest;
-  setting.port = 1080;
   if (const auto colon = rest.rfind(':'); colon != std::string::npos) {
     const auto port = parse_port(std::string_view(rest).substr(colon + 1));
     if (!port) throw ClientSetupError(fmt::format("the proxy '{}' has no usable port", proxy));
     setting.host = rest.substr(0, colon);
     setting.port = *port;
   } else {
-    setting.port = proxy.rfind("https://", 0) == 0 ? 443 : 80;
+    setting.port = proxy.rfind("https://", 0) == 0 ? 443 : 1080;  // curl's defaults
   }
   return setting;
 }
@@ -159,6 +153,7 @@ HttpClient::HttpClient(const ClientSettings& settings)
   if (const auto proxy = proxy_for(parsed_, [](const char* name) { return std::getenv(name); })) {
     client.set_proxy(proxy->host, proxy->port);
     if (!proxy->user.empty()) client.set_proxy_basic_auth(proxy->user, proxy->password);
+    via_proxy_ = fmt::format(" through the proxy {}:{}", proxy->host, proxy->port);
   }
 }
 
@@ -189,8 +184,8 @@ std::string reason(httplib::Error error) {
   }
 }
 
-HttpResponse convert(const httplib::Result& result, const std::string& url) {
-  if (!result) throw ConnectionError(fmt::format("cannot reach {}: {}", url, reason(result.error())));
+HttpResponse convert(const httplib::Result& result, const std::string& url, const std::string& via) {
+  if (!result) throw ConnectionError(fmt::format("cannot reach {}{}: {}", url, via, reason(result.error())));
   HttpResponse response;
   response.status = result->status;
   response.body = result->body;
@@ -214,17 +209,19 @@ httplib::Headers with_token(const std::string& token, const HttpClient::Headers&
 }  // namespace
 
 HttpResponse HttpClient::get(const std::string& path) {
-  return convert(impl_->client->Get(parsed_.base_path + path, with_token(settings_.token)), settings_.url);
+  return convert(impl_->client->Get(parsed_.base_path + path, with_token(settings_.token)), settings_.url,
+                 via_proxy_);
 }
 
 HttpResponse HttpClient::post(const std::string& path, const std::string& json_body, const Headers& headers) {
   return convert(impl_->client->Post(parsed_.base_path + path, with_token(settings_.token, headers),
                                      json_body, "application/json"),
-                 settings_.url);
+                 settings_.url, via_proxy_);
 }
 
 HttpResponse HttpClient::del(const std::string& path) {
-  return convert(impl_->client->Delete(parsed_.base_path + path, with_token(settings_.token)), settings_.url);
+  return convert(impl_->client->Delete(parsed_.base_path + path, with_token(settings_.token)), settings_.url,
+                 via_proxy_);
 }
 
 }  // namespace cudojo::client

@@ -46,9 +46,10 @@ struct ParsedUrl {
 };
 ParsedUrl parse_url(const std::string& url);
 
-// The proxy for `url` from HTTPS_PROXY / HTTP_PROXY (either case; ALL_PROXY as a fallback) unless
-// NO_PROXY (a comma list of hosts, .domains, domain suffixes or "*") names its host. Loopback
-// (localhost, 127.x, ::1) never goes through a proxy. `getenv` is a parameter so tests need not
+// The proxy for `url` from https_proxy / http_proxy (lower case first, then upper; all_proxy as a
+// fallback) unless no_proxy (a comma list of hosts, .domains, domain suffixes or "*") names its
+// host, as curl reads them: loopback is no exception (no_proxy=127.0.0.1,localhost exempts it).
+// Unlike curl, HTTP_PROXY in upper case is read too. `getenv` is a parameter so tests need not
 // change the process's environment.
 std::optional<ProxySetting> proxy_for(const ParsedUrl& url,
                                       const std::function<const char*(const char*)>& getenv);
@@ -77,6 +78,7 @@ class HttpClient {
   struct Impl;
   ClientSettings settings_;
   ParsedUrl parsed_;
+  std::string via_proxy_;  // " through the proxy host:port" in errors, else ""
   std::unique_ptr<Impl> impl_;
 };
 

@@ -52,6 +52,10 @@ TEST(ClientProxy, LowerCaseNamesAndHttpProxyForHttp) {
   ASSERT_TRUE(proxy);
   EXPECT_EQ(proxy->host, "proxy.school");
   EXPECT_EQ(proxy->port, 8080);
+  // No port: 1080, as curl assumes.
+  EXPECT_EQ(
+      proxy_for(parse_url("http://gpu.example.edu"), environment({{"http_proxy", "proxy.school"}}))->port,
+      1080);
 }
 
 TEST(ClientProxy, NoProxyNamesHostsAndDomains) {
@@ -65,10 +69,14 @@ TEST(ClientProxy, NoProxyNamesHostsAndDomains) {
                          environment({{"HTTPS_PROXY", "http://proxy:3128"}, {"NO_PROXY", "*"}})));
 }
 
-TEST(ClientProxy, LoopbackNeverGoesThroughAProxy) {
-  const auto env = environment({{"HTTP_PROXY", "http://proxy:3128"}});
-  EXPECT_FALSE(proxy_for(parse_url("http://127.0.0.1:8080"), env));
-  EXPECT_FALSE(proxy_for(parse_url("http://localhost:8080"), env));
+// As curl: loopback goes through the proxy like any host unless no_proxy names it.
+TEST(ClientProxy, LoopbackGoesThroughAProxyUnlessNoProxyNamesIt) {
+  EXPECT_TRUE(
+      proxy_for(parse_url("http://127.0.0.1:8080"), environment({{"http_proxy", "http://proxy:3128"}})));
+  EXPECT_FALSE(proxy_for(parse_url("http://127.0.0.1:8080"),
+                         environment({{"http_proxy", "http://proxy:3128"}, {"no_proxy", "127.0.0.1"}})));
+  EXPECT_FALSE(proxy_for(parse_url("http://localhost:8080"),
+                         environment({{"HTTP_PROXY", "http://proxy:3128"}, {"NO_PROXY", "localhost"}})));
   EXPECT_FALSE(proxy_for(parse_url("http://gpu.example.edu"), environment({})));
 }
 

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -118,6 +119,51 @@ CUcontext current_context() {
   return context;
 }
 
+// What this process keeps of CUPTI between profiles (a warm worker's jobs): the library, the
+// chip's counter availability and the host side of each configuration (the metric tables and the
+// configuration image: 100-180 ms of CPU per profile, and the availability query fails with
+// CUPTI_ERROR_HARDWARE_BUSY while another process profiles, which cost a retry with the GPU alone).
+// The range profiler itself is enabled for each profile and disabled after it: one kept enabled
+// makes every other process's profile fail with CUPTI_ERROR_HARDWARE_BUSY, so several workers on
+// one GPU cannot each keep one (evidence/2026-12-03-h200-cupti-session-cost.txt, and the burst in
+// -judge-scale-kept-enabled.txt where that was tried). None of it holds a job's data: each profile
+// has a counter data image of its own. After any failure of a profile all of it is let go.
+struct HostSide {
+  CUpti_Profiler_Host_Object* host = nullptr;
+  std::vector<uint8_t> config;
+  std::vector<std::string> spellings;  // the names CUPTI accepted
+  std::vector<int> indices;            // each one's position in profiler_metric_names()
+  std::string refused;                 // the metrics it did not accept, and why
+};
+
+struct KeptCupti {
+  std::mutex mutex;  // one profile at a time in a process
+  Cupti cupti;
+  bool loaded = false;
+  CUcontext context = nullptr;          // the context the availability was read on
+  std::string chip;                     // its chip's name
+  std::vector<uint8_t> availability;    // its counter availability image
+  std::map<bool, HostSide> host_sides;  // by "with SM throughput"
+
+  void let_go() {
+    context = nullptr;
+    chip.clear();
+    availability.clear();
+    for (auto& [sm, side] : host_sides) {
+      if (!side.host || !cupti.cuptiProfilerHostDeinitialize) continue;
+      CUpti_Profiler_Host_Deinitialize_Params params{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+      params.pHostObject = side.host;
+      cupti.cuptiProfilerHostDeinitialize(&params);
+    }
+    host_sides.clear();
+  }
+};
+
+KeptCupti& kept_cupti() {
+  static KeptCupti* kept = new KeptCupti;  // never destroyed: CUPTI may be unloaded first at exit
+  return *kept;
+}
+
 }  // namespace
 
 // Other spellings CUPTI may know a metric by on some chips; tried after the shared name.
@@ -128,6 +174,86 @@ std::vector<std::string> cupti_spellings(std::size_t metric) {
   return spellings;
 }
 
+namespace {
+
+// The chip's name and counter availability, read once per context.
+void read_availability(KeptCupti& kept, int device, CUcontext context) {
+  const Cupti& cupti = kept.cupti;
+  CUpti_Profiler_Initialize_Params initialize{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+  CUDOJO_CUPTI(cupti, cuptiProfilerInitialize, initialize);
+  CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+  chip.deviceIndex = static_cast<size_t>(device);
+  CUDOJO_CUPTI(cupti, cuptiDeviceGetChipName, chip);
+  CUpti_Profiler_GetCounterAvailability_Params availability{
+      CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+  availability.ctx = context;
+  CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
+  std::vector<uint8_t> image(availability.counterAvailabilityImageSize);
+  availability.pCounterAvailabilityImage = image.data();
+  CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
+  kept.chip = chip.pChipName;
+  kept.availability = std::move(image);
+  kept.context = context;
+}
+
+// The host side of one configuration: the chip's metric tables and the configuration image.
+HostSide build_host_side(const KeptCupti& kept, bool sm_throughput) {
+  const Cupti& cupti = kept.cupti;
+  HostSide side;
+  CUpti_Profiler_Host_Initialize_Params host_init{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+  host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+  host_init.pChipName = kept.chip.c_str();
+  host_init.pCounterAvailabilityImage = kept.availability.data();
+  CUDOJO_CUPTI(cupti, cuptiProfilerHostInitialize, host_init);
+  side.host = host_init.pHostObject;
+
+  // Metrics are added one at a time, so one this CUPTI cannot collect costs only itself; its
+  // value stays NaN and the error names it.
+  for (std::size_t m = sm_throughput ? 0 : 1; m < profiler_metric_names().size(); ++m) {
+    CUptiResult added = CUPTI_ERROR_UNKNOWN;
+    for (const auto& spelling : cupti_spellings(m)) {
+      const char* name = spelling.c_str();
+      CUpti_Profiler_Host_ConfigAddMetrics_Params add{
+          CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+      add.pHostObject = side.host;
+      add.ppMetricNames = &name;
+      add.numMetrics = 1;
+      added = cupti.cuptiProfilerHostConfigAddMetrics(&add);
+      if (added == CUPTI_SUCCESS) {
+        side.spellings.push_back(spelling);
+        side.indices.push_back(static_cast<int>(m));
+        break;
+      }
+    }
+    if (added != CUPTI_SUCCESS) {
+      const char* text = "unknown";
+      cupti.cuptiGetResultString(added, &text);
+      side.refused +=
+          fmt::format("{}{} ({})", side.refused.empty() ? "" : ", ", profiler_metric_names()[m], text);
+    }
+  }
+  if (side.spellings.empty()) {
+    CUpti_Profiler_Host_Deinitialize_Params deinit{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+    deinit.pHostObject = side.host;
+    cupti.cuptiProfilerHostDeinitialize(&deinit);
+    throw CuptiFailure("the range profiler accepted none of the metrics: " + side.refused);
+  }
+  CUpti_Profiler_Host_GetConfigImageSize_Params config_size{
+      CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+  config_size.pHostObject = side.host;
+  CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImageSize, config_size);
+  side.config.resize(config_size.configImageSize);
+  CUpti_Profiler_Host_GetConfigImage_Params config_image{
+      CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+  config_image.pHostObject = side.host;
+  config_image.configImageSize = side.config.size();
+  config_image.pConfigImage = side.config.data();
+  CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImage, config_image);
+  return side;
+}
+
+}  // namespace
+
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
                                  const std::function<void()>& flush_l2, int max_passes,
                                  const std::function<bool()>& ready_for_passes, bool sm_throughput) {
@@ -137,82 +263,37 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
   };
   ProfileResult result;
   result.source = "cupti";
-  CUpti_Profiler_Host_Object* host = nullptr;
+  KeptCupti& kept = kept_cupti();
+  std::lock_guard lock(kept.mutex);
+  const Cupti& cupti = kept.cupti;
   CUpti_RangeProfiler_Object* profiler = nullptr;
-  Cupti cupti;
+  bool session_begun = false;  // from here a failure lets go of what is kept
   try {
-    cupti = load_cupti();
+    if (!kept.loaded) {
+      kept.cupti = load_cupti();
+      kept.loaded = true;
+    }
     if (cudaFree(nullptr) != cudaSuccess) throw CuptiFailure("no CUDA context");
     const CUcontext context = current_context();
-
-    CUpti_Profiler_Initialize_Params initialize{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
-    CUDOJO_CUPTI(cupti, cuptiProfilerInitialize, initialize);
-    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
-    chip.deviceIndex = static_cast<size_t>(device);
-    CUDOJO_CUPTI(cupti, cuptiDeviceGetChipName, chip);
-
-    CUpti_Profiler_GetCounterAvailability_Params availability{
-        CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-    availability.ctx = context;
-    CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
-    std::vector<uint8_t> availability_image(availability.counterAvailabilityImageSize);
-    availability.pCounterAvailabilityImage = availability_image.data();
-    CUDOJO_CUPTI(cupti, cuptiProfilerGetCounterAvailability, availability);
-
-    CUpti_Profiler_Host_Initialize_Params host_init{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    host_init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host_init.pChipName = chip.pChipName;
-    host_init.pCounterAvailabilityImage = availability_image.data();
-    CUDOJO_CUPTI(cupti, cuptiProfilerHostInitialize, host_init);
-    host = host_init.pHostObject;
-
-    // Metrics are added one at a time, so one this CUPTI cannot collect costs only itself; its
-    // value stays 0 and the error names it.
-    std::vector<std::string> spellings_used;
-    std::vector<int> indices;  // position in profiler_metric_names() of each accepted name
-    std::string refused;
-    for (std::size_t m = sm_throughput ? 0 : 1; m < profiler_metric_names().size(); ++m) {
-      CUptiResult added = CUPTI_ERROR_UNKNOWN;
-      for (const auto& spelling : cupti_spellings(m)) {
-        const char* name = spelling.c_str();
-        CUpti_Profiler_Host_ConfigAddMetrics_Params add{
-            CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-        add.pHostObject = host;
-        add.ppMetricNames = &name;
-        add.numMetrics = 1;
-        added = cupti.cuptiProfilerHostConfigAddMetrics(&add);
-        if (added == CUPTI_SUCCESS) {
-          spellings_used.push_back(spelling);
-          indices.push_back(static_cast<int>(m));
-          break;
-        }
-      }
-      if (added != CUPTI_SUCCESS) {
-        const char* text = "unknown";
-        cupti.cuptiGetResultString(added, &text);
-        refused += fmt::format("{}{} ({})", refused.empty() ? "" : ", ", profiler_metric_names()[m], text);
-      }
+    if (kept.context != context) {  // a new context: nothing read on the old one holds
+      kept.let_go();
+      read_availability(kept, device, context);
+    } else {
+      result.host_side_kept = kept.host_sides.count(sm_throughput) > 0;
     }
+    auto side_found = kept.host_sides.find(sm_throughput);
+    if (side_found == kept.host_sides.end())
+      side_found = kept.host_sides.emplace(sm_throughput, build_host_side(kept, sm_throughput)).first;
+    const HostSide& side = side_found->second;
     std::vector<const char*> names;
-    for (const auto& spelling : spellings_used) names.push_back(spelling.c_str());
-    if (names.empty()) throw CuptiFailure("the range profiler accepted none of the metrics: " + refused);
-    result.error = refused.empty() ? "" : "not collected by CUPTI: " + refused;
-    CUpti_Profiler_Host_GetConfigImageSize_Params config_size{
-        CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    config_size.pHostObject = host;
-    CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImageSize, config_size);
-    std::vector<uint8_t> config(config_size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params config_image{
-        CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-    config_image.pHostObject = host;
-    config_image.configImageSize = config.size();
-    config_image.pConfigImage = config.data();
-    CUDOJO_CUPTI(cupti, cuptiProfilerHostGetConfigImage, config_image);
+    for (const auto& spelling : side.spellings) names.push_back(spelling.c_str());
+    const std::vector<int>& indices = side.indices;
+    result.error = side.refused.empty() ? "" : "not collected by CUPTI: " + side.refused;
     result.setup_ms = ms_since(started);
     if (ready_for_passes && !ready_for_passes())
       throw CuptiFailure("not wanted (the kernel was not measured)");
     const auto passes_started = std::chrono::steady_clock::now();
-
+    session_begun = true;
     CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
     enable.ctx = context;
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerEnable, enable);
@@ -237,8 +318,8 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
 
     CUpti_RangeProfiler_SetConfig_Params set{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
     set.pRangeProfilerObject = profiler;
-    set.configSize = config.size();
-    set.pConfig = config.data();
+    set.configSize = side.config.size();
+    set.pConfig = side.config.data();
     set.counterDataImageSize = counter_data.size();
     set.pCounterDataImage = counter_data.data();
     // Automatic ranges (one per kernel launch, so a range is exactly one kernel's duration) with
@@ -303,7 +384,7 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       std::vector<double> values(names.size(), 0.0);
       CUpti_Profiler_Host_EvaluateToGpuValues_Params evaluate{
           CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE};
-      evaluate.pHostObject = host;
+      evaluate.pHostObject = side.host;
       evaluate.pCounterDataImage = counter_data.data();
       evaluate.counterDataImageSize = counter_data.size();
       evaluate.rangeIndex = range;
@@ -330,16 +411,14 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     result.ok = false;
     result.error = error.what();
   }
-  if (profiler && cupti.cuptiRangeProfilerDisable) {
+  if (profiler) {
     CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
     disable.pRangeProfilerObject = profiler;
     cupti.cuptiRangeProfilerDisable(&disable);
   }
-  if (host && cupti.cuptiProfilerHostDeinitialize) {
-    CUpti_Profiler_Host_Deinitialize_Params deinit{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-    deinit.pHostObject = host;
-    cupti.cuptiProfilerHostDeinitialize(&deinit);
-  }
+  // After a failure in the session, whatever CUPTI was left holding, the next profile starts from
+  // nothing. A profile not wanted (the check ended first) touched nothing kept.
+  if (!result.ok && session_begun) kept.let_go();
   return result;
 }
 

@@ -34,6 +34,7 @@ struct ProfileResult {
   double enable_ms = 0;                // of passes_ms: enabling the range profiler and its config
   double first_pass_ms = 0;            // of passes_ms: the first pass, from its start to its launches done
   double first_launches_ms = 0;        // of that: the launches (their input made ready, the L2 flushed)
+  bool host_side_kept = false;         // CUPTI's host side was made by an earlier profile of this process
 };
 
 // Where each metric stands in profiler_metric_names().

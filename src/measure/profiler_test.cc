@@ -1,10 +1,13 @@
 #include "measure/profiler.h"
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "common/limits.h"
+#include "compile/nvrtc_compiler.h"
+#include "gpu/gpu.h"
 
 namespace cudojo {
 namespace {
@@ -78,6 +81,51 @@ TEST(Cupti, MissingLibraryOrDeviceIsAnExplanationNotACrash) {
   if (!result.ok) EXPECT_FALSE(result.error.empty());
   if (result.ok) EXPECT_GE(launches, result.passes);
   if (!result.ok) EXPECT_FALSE(result.error.empty());
+}
+
+// A worker keeps CUPTI's host side between its jobs (the counter availability, read once, and each
+// configuration's image). Kept, it must measure each later profile as a fresh one would, through a
+// change of configuration, and start afresh after a failure. The profiled kernel is the judge's
+// own L2 flush (a read of twice the L2), so no compiler is needed.
+TEST(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    GTEST_SKIP() << "no CUDA device here (" << cudaGetErrorName(status)
+                 << "); this test runs on a machine with an NVIDIA GPU (scripts/gpu-check.sh)";
+  GpuSession gpu(0, default_cuda_include_dir());
+  const auto flush = [&] { gpu.flush_l2(); };
+  const std::vector<ProfiledLaunch> read_twice_the_l2 = {[&](const LaunchMarks& marks) {
+    marks.before();
+    gpu.flush_l2();
+  }};
+  const int passes = kDefaultLimits.profiler_max_passes;
+  auto profile = [&](bool sm_throughput) {
+    return profile_with_cupti(0, read_twice_the_l2, flush, passes, {}, sm_throughput);
+  };
+  const ProfileResult first = profile(false);
+  ASSERT_TRUE(first.ok) << first.error;
+  const ProfileResult again = profile(false);
+  const ProfileResult with_sm = profile(true);
+  const ProfileResult back = profile(false);
+  for (const ProfileResult* later : {&again, &with_sm, &back}) {
+    ASSERT_TRUE(later->ok) << later->error;
+    EXPECT_TRUE(later != &with_sm ? later->host_side_kept : !later->host_side_kept);  // its first
+    ASSERT_EQ(later->kernels.size(), 1u);
+    EXPECT_NEAR(later->kernels[0].duration_ms, first.kernels[0].duration_ms,
+                0.3 * first.kernels[0].duration_ms);
+    EXPECT_GT(later->kernels[0].dram_throughput_pct, 10.0);
+  }
+  EXPECT_FALSE(std::isnan(with_sm.kernels[0].sm_throughput_pct));
+  EXPECT_TRUE(std::isnan(back.kernels[0].sm_throughput_pct));
+
+  // A profile that fails (its launch ran no kernel, so no range was recorded) lets all of it go:
+  // the next one reads the availability and makes its host side afresh, and measures.
+  const ProfileResult failed = profile_with_cupti(0, {[](const LaunchMarks&) {}}, flush, passes, {}, false);
+  EXPECT_FALSE(failed.ok);
+  const ProfileResult after = profile(false);
+  ASSERT_TRUE(after.ok) << after.error;
+  EXPECT_FALSE(after.host_side_kept);
 }
 
 }  // namespace

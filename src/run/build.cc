@@ -135,7 +135,7 @@ SubmissionBuild build_submission(const BuildRequest& request) {
   build.compile.arch = request.arch;
   if (auto too_large = source_size_error(request.source.size(), request.limits)) {
     build.compile.log = fmt::format("{}: {}", request.file_name, *too_large);
-    build.compile.diagnostics.push_back({request.file_name, 0, "error", build.compile.log});
+    build.compile.diagnostics.push_back({request.file_name, 0, "error", *too_large});  // names it once
     return build;
   }
   if (request.language == Language::kCuda) {

@@ -216,7 +216,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     Report report = ended_early(Verdict::kCompileError, request.file_name, request.language,
                                 "the submission is too large");
     report.compile.log = fmt::format("{}: {}", request.file_name, *too_large);
-    report.compile.diagnostics.push_back({request.file_name, 0, "error", report.compile.log});
+    report.compile.diagnostics.push_back({request.file_name, 0, "error", *too_large});  // names it once
     return finish(report);
   }
 

@@ -49,10 +49,19 @@ TEST_F(FakeWorkerProgram, ACorrectKernelIsAcceptedAfterTheGpuIsHandedOver) {
 
 TEST_F(FakeWorkerProgram, AnOversizeSourceNeverReachesAWorker) {
   CheckRequest checked = request("touch " + (dir_ / "started").string() + "\nread job\n");
-  checked.source = std::string(checked.workers.limits.max_source_bytes + 1, ' ');
+  checked.source = std::string(checked.workers.limits.max_source_bytes + 1000, ' ');
   const Report report = run_check(checked);
   EXPECT_EQ(report.verdict, Verdict::kCompileError);
   EXPECT_NE(report.compile.log.find("the limit is"), std::string::npos);
+  // Printed as "file: message", so the message must not name the file again (issue #27); the size
+  // is the source's own, not the limit plus one.
+  ASSERT_EQ(report.compile.diagnostics.size(), 1u);
+  EXPECT_EQ(report.compile.diagnostics[0].file, checked.file_name);
+  EXPECT_EQ(report.compile.diagnostics[0].message.find(checked.file_name), std::string::npos)
+      << report.compile.diagnostics[0].message;
+  EXPECT_NE(report.compile.diagnostics[0].message.find(std::to_string(checked.source.size()) + " bytes"),
+            std::string::npos)
+      << report.compile.diagnostics[0].message;
   EXPECT_FALSE(std::filesystem::exists(dir_ / "started"));
 }
 

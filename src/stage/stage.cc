@@ -187,20 +187,26 @@ std::string describe_tests(const Stage& stage) {
   return text;
 }
 
+std::string format_ratio(double ratio) {
+  std::string text = fmt::format("{:.2f}", ratio);
+  text.erase(text.find_last_not_of('0') + 1);
+  if (text.back() == '.') text.pop_back();
+  if (text == "0" && ratio != 0) text = fmt::format("{:.2g}", ratio);  // 0.004 is not 0
+  return text + "x";
+}
+
 std::string describe_gate(const Stage& stage) {
   if (stage.gate.rule == GateRule::kCorrectness) return "correctness: every test passes";
   if (stage.gate.rule == GateRule::kBaselineRatio) {
     return fmt::format(
-        "correct, and median time <= {:g} x CUB's DeviceReduce::Sum on the same data, timed in "
-        "the same run",
-        stage.gate.max_time_ratio);
+        "correct, and median time <= {} CUB's DeviceReduce::Sum on the same data, timed in the same run",
+        format_ratio(stage.gate.max_time_ratio));
   }
-  std::string text =
-      fmt::format("correct, and median time <= {:g} x the reference's, measured in the same run",
-                  stage.gate.max_time_ratio);
+  std::string text = fmt::format("correct, and median time <= {} the reference's, measured in the same run",
+                                 format_ratio(stage.gate.max_time_ratio));
   if (stage.gate.min_sm_throughput_ratio) {
-    text += fmt::format("; when slower than the reference, SM throughput >= {:.3g} x the reference's",
-                        *stage.gate.min_sm_throughput_ratio);
+    text += fmt::format("; when slower than the reference, SM throughput >= {} the reference's",
+                        format_ratio(*stage.gate.min_sm_throughput_ratio));
   }
   return text;
 }

@@ -158,6 +158,9 @@ const Stage* find_stage(const std::vector<Stage>& course, const std::string& id_
 std::string describe_signature(const Stage& stage, Language language = Language::kCuda);
 std::string describe_launch(const Stage& stage);
 std::string describe_gate(const Stage& stage);
+// A ratio as the README and the lessons write it: at most two decimals, no trailing zeros, an x
+// after it: 0.5495 -> "0.55x", 2.0 -> "2x", 1.25 -> "1.25x", 0.004 -> "0.004x".
+std::string format_ratio(double ratio);
 // Sizes, data sets, the timed size and data, repeats, and any determinism or precision demand.
 std::string describe_tests(const Stage& stage);
 

@@ -93,6 +93,8 @@ TEST_F(Api, OversizeSourceAndOversizeRequestAreRefused) {
   auto big_source = submit(token, {{"stage", "reduction/3"}, {"source", std::string(70 * 1024, 'x')}});
   EXPECT_EQ(big_source->status, 413);
   EXPECT_NE(json::parse(big_source->body)["error"].get<std::string>().find("limit"), std::string::npos);
+  // The source's own size and the limit, once each (issue #27: not the limit plus one).
+  EXPECT_EQ(json::parse(big_source->body)["error"], "the source is 71680 bytes; the limit is 65536 bytes");
   auto huge = submit(token, {{"stage", "reduction/3"}, {"source", std::string(300 * 1024, 'x')}});
   EXPECT_EQ(huge->status, 413);
   const json refused = json::parse(huge->body, nullptr, false);
