@@ -69,14 +69,14 @@ int main(int argc, char** argv) {
 
   CLI::App app{
       "cudojo: learn and prove CUDA kernel skills. Take a stage, edit its kernel, and check it on the GPU:\n"
-      "  cudojo stages                        list the track\n"
-      "  cudojo show reduction/3              lesson, kernel signature, launch, checks, gate\n"
-      "  cudojo starter reduction/3 > mine.cu the starter kernel (--lang python or rust for the others)\n"
-      "  cudojo check reduction/3 mine.cu     compile, run, check, time, gate, explain (.cu, .py, .rs)\n"
-      "  cudojo build reduction/3 mine.py     compile only, for `cudojo check --build` on a GPU machine\n"
-      "  cudojo login URL; cudojo submit reduction/3 mine.cu   judge it on your class's server (no GPU "
-      "here)\n"
-      "Exit codes: 0 accepted, 1 any other verdict on your kernel, 2 usage error, no GPU, or judge failure."};
+      "  cudojo stages                          list the track\n"
+      "  cudojo show reduction/3                lesson, kernel signature, launch, checks, gate\n"
+      "  cudojo starter reduction/3 > mine.cu   the starter kernel (--lang python or rust for the others)\n"
+      "  cudojo check reduction/3 mine.cu       compile, run, check, time, gate, explain (.cu, .py, .rs)\n"
+      "  cudojo build reduction/3 mine.py       compile only, for `cudojo check --build` on a GPU machine\n"
+      "  cudojo submit reduction/3 mine.cu      judge it on your class's server (after `cudojo login URL`)\n"
+      "Exit codes: 0 accepted, 1 any other verdict on your kernel, 2 usage error, no GPU, or judge failure; "
+      "3 the class server refused, could not be reached or stopped answering; 130 Ctrl-C."};
   app.name("cudojo");  // the usage line says `cudojo`, not the path it was started by
   app.require_subcommand(1);
   app.set_version_flag("-V,--version", "cudojo " CUDOJO_VERSION, "Print cudojo's version and exit");
