@@ -18,8 +18,8 @@ namespace {
 // cubin): far below this.
 constexpr std::size_t kMaxBuildFileBytes = 64u << 20;
 
-// The compiler's diagnostics as `check` shows them: severity, file:line:column, the message, and
-// under it the compiler's excerpt (the source line and a caret).
+}  // namespace
+
 void print_diagnostics(const CompileInfo& compile) {
   for (const auto& d : compile.diagnostics) {
     const std::string where = d.line <= 0    ? d.file
@@ -32,8 +32,6 @@ void print_diagnostics(const CompileInfo& compile) {
   if (!compile.ok && compile.diagnostics.empty())
     std::cout << compile.log << (compile.log.ends_with("\n") ? "" : "\n");
 }
-
-}  // namespace
 
 SubmissionBuild read_build_file(const std::string& path) {
   const std::string text = read_regular_file(path, kMaxBuildFileBytes);

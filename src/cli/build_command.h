@@ -15,6 +15,10 @@ namespace cudojo::cli {
 int cmd_build(const Stage& stage, const SubmissionFile& submission, Language language,
               const std::string& arch, const std::string& output, bool json);
 
+// The compiler's diagnostics as `check` shows them: severity, file:line:column, the message, and
+// under it the compiler's excerpt (the source line and a caret).
+void print_diagnostics(const CompileInfo& compile);
+
 // A file `cudojo build` wrote; anything else is a usage error saying what it is instead.
 SubmissionBuild read_build_file(const std::string& path);
 

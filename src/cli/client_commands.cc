@@ -1,13 +1,15 @@
 #include "cli/client_commands.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
-#include <fstream>
 #include <iostream>
 #include <thread>
 
@@ -17,6 +19,7 @@
 #include "client/server_book.h"
 #include "common/json_text.h"
 #include "common/limits.h"
+#include "compile/utf8.h"
 #include "report/report.h"
 #include "report/verdict.h"
 #include "stage/language.h"
@@ -79,9 +82,20 @@ Failure describe(const ApiError& error) {
       return {kExitServer, "server_unavailable",
               fmt::format("the server cannot take it now: {} (HTTP 503{})", what, retry_text(error))};
     default:
+      if (error.not_cudojo) return {kExitServer, "not_cudojo", what};
       return {kExitServer, "server_refused",
-              fmt::format("the server said: {} (HTTP {})", what, error.status)};
+              fmt::format("the server said: {} (HTTP {}{})", what, error.status,
+                          error.status == 404 ? "; is the URL the page's address, with no path?" : "")};
   }
+}
+
+// Says `failure` on `err` (and as one JSON object on `out` under --json); its exit code.
+int report(const Failure& failure, std::ostream& out, std::ostream& err, bool json_output) {
+  err << "cudojo: " << failure.message << "\n";
+  if (json_output)
+    out << json_text({{"error", failure.message}, {"kind", failure.kind}, {"exit_code", failure.code}}, 2)
+        << "\n";
+  return failure.code;
 }
 
 // Runs a command's body and turns its errors into a Failure on `err` (and, under --json, one JSON
@@ -101,12 +115,10 @@ int guarded(std::ostream& out, std::ostream& err, bool json_output, Body&& body)
     failure = {kExitServer, "server_unreachable", error.what()};
   } catch (const ApiError& error) {
     failure = describe(error);
+  } catch (const std::exception& error) {  // a bug of ours: still one line, and JSON under --json
+    failure = {kExitUsage, "internal_error", fmt::format("internal error: {}", error.what())};
   }
-  err << "cudojo: " << failure.message << "\n";
-  if (json_output)
-    out << json_text({{"error", failure.message}, {"kind", failure.kind}, {"exit_code", failure.code}}, 2)
-        << "\n";
-  return failure.code;
+  return report(failure, out, err, json_output);
 }
 
 std::string local_time(double seconds) {
@@ -123,6 +135,14 @@ void nap(double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (!g_interrupted && std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// Where `text` first stops being UTF-8, as "line 3 (byte 0xE9)"; empty when it is all UTF-8.
+std::string not_utf8(const std::string& text) {
+  for (std::size_t at = 0, line = 1, n = 0; at < text.size(); line += text[at] == '\n', at += n)
+    if ((n = utf8_sequence_length(text, at)) == 0)
+      return fmt::format("line {} (byte 0x{:02X})", line, static_cast<unsigned char>(text[at]));
+  return "";
 }
 
 // One line of progress: "queued, 3 ahead", "compiling", "tests", ...
@@ -162,34 +182,25 @@ int show_done(const json& job, const FollowOptions& options, std::ostream& out) 
   return verdict ? exit_code(*verdict) : kExitServer;
 }
 
-// Polls the job until it is done, saying each change on `err`. Ctrl-C withdraws a queued job and
-// leaves a running one.
+// Polls the job until it is done, saying each change on `err`. Ctrl-C withdraws a queued job when
+// `withdraw` (submit's own job; `status` only looks) and leaves a running one.
 int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, std::ostream& out,
-               std::ostream& err) {
-  std::string last_text;
-  std::string last_state = "queued";
+               std::ostream& err, bool withdraw) {
+  std::string last_text, last_state = "queued";
   bool judges_checked = false;
   int failures = 0;
   while (true) {
     if (g_interrupted) {
-      if (last_state == "queued") {
-        bool withdrawn = false;
-        try {
-          withdrawn = api.withdraw(id);
-        } catch (const std::exception& error) {
-          err << fmt::format("cudojo: could not withdraw job {}: {}; `cudojo status {}` follows it\n", id,
-                             error.what(), id);
-          return kExitInterrupted;
-        }
-        if (withdrawn) {
-          err << fmt::format("withdrew job {}: it had not started, and it is gone from your history\n", id);
-          return kExitInterrupted;
-        }
+      std::string said =
+          fmt::format("stopped following job {}; {}the job goes on: `cudojo status {}` follows it", id,
+                      last_state == "queued" ? "" : "it had started, so ", id);
+      try {
+        if (withdraw && last_state == "queued" && api.withdraw(id))
+          said = fmt::format("withdrew job {}: it had not started, and it is gone from your history", id);
+      } catch (const std::exception& e) {
+        said = fmt::format("could not withdraw job {}: {}; `cudojo status {}` follows it", id, e.what(), id);
       }
-      err << fmt::format(
-          "stopped following job {}; it had started, so the job goes on: `cudojo status {}` follows it\n", id,
-          id);
-      return kExitInterrupted;
+      return report({kExitInterrupted, "interrupted", said}, out, err, options.json);
     }
     json job;
     std::string lost;  // why the server did not answer this poll
@@ -204,13 +215,12 @@ int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, st
       lost = fmt::format("HTTP {}: {}", error.status, error.what());
     }
     if (!lost.empty()) {
-      if (++failures >= options.reconnect_tries) {
-        err << fmt::format(
-            "cudojo: the server stopped answering while following job {} ({}); the job is kept there: "
-            "`cudojo status {}` follows it when the server is back\n",
-            id, lost, id);
-        return kExitServer;
-      }
+      if (++failures >= options.reconnect_tries)
+        return report({kExitServer, "server_unreachable",
+                       fmt::format("the server stopped answering while following job {} ({}); the job is "
+                                   "kept there: `cudojo status {}` follows it when the server is back",
+                                   id, lost, id)},
+                      out, err, options.json);
       err << fmt::format("cannot reach the server; trying again ({} of {})\n", failures,
                          options.reconnect_tries - 1);
       nap(1.0);
@@ -226,7 +236,8 @@ int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, st
     }
     if (state == "queued" && !judges_checked) {
       judges_checked = true;
-      if (api.judge_online() == false) err << "no judge is online; your job waits (Ctrl-C withdraws it)\n";
+      if (api.judge_online() == false)
+        err << "no judge is online; your job waits" << (withdraw ? " (Ctrl-C withdraws it)\n" : "\n");
     }
     nap(options.poll_seconds);
   }
@@ -244,6 +255,8 @@ int run_login(const LoginOptions& options, std::ostream& out, std::ostream& err)
     while (!url.empty() && url.back() == '/') url.pop_back();
     client::parse_url(url);  // a malformed URL is a usage error before anything is sent
     if (options.where.server.empty()) throw UsageError("--as needs a name");
+    // Read (and for a join, written) before asking: a joined learner's token must not be lost.
+    client::ServerBook book = client::ServerBook::load(servers_file(options.where));
     client::ClientSettings settings;
     settings.url = url;
     settings.cacert = options.cacert;
@@ -253,6 +266,7 @@ int run_login(const LoginOptions& options, std::ostream& out, std::ostream& err)
     if (!options.invite.empty()) {
       if (options.name.empty()) throw UsageError("--invite needs --name: the name your class will see");
       if (!options.token.empty()) throw UsageError("give either --token or --invite, not both");
+      book.save();
       ApiClient api(settings);
       const json joined = api.join(options.invite, options.name);
       entry.token = joined.value("token", "");
@@ -267,9 +281,8 @@ int run_login(const LoginOptions& options, std::ostream& out, std::ostream& err)
         if (const char* from_env = std::getenv("CUDOJO_TOKEN")) token = from_env;
       if (token.empty())
         throw UsageError(
-            "give --token TOKEN (or set CUDOJO_TOKEN, which keeps it off the command line), or join a class "
-            "with "
-            "--invite CODE --name NAME");
+            "give --token TOKEN (or set CUDOJO_TOKEN, which keeps it off the command line), or join a "
+            "class with --invite CODE --name NAME");
       settings.token = token;
       ApiClient api(settings);
       json me;
@@ -286,7 +299,6 @@ int run_login(const LoginOptions& options, std::ostream& out, std::ostream& err)
       if (me.value("kind", "learner") != "learner") out << " (staff: staff do not submit kernels)";
       out << "\n";
     }
-    client::ServerBook book = client::ServerBook::load(servers_file(options.where));
     book.put(options.where.server, entry);
     book.save();
     out << fmt::format("saved as '{}' in {}\n", options.where.server, book.file().string());
@@ -318,6 +330,9 @@ int run_submit(const SubmitOptions& options, std::ostream& out, std::ostream& er
       throw UsageError(fmt::format("{} is {} bytes; the server takes at most {} bytes of source",
                                    kernel.file_name, kernel.bytes, limits.max_source_bytes));
     const std::string& source = kernel.source;
+    if (const std::string where = not_utf8(source); !where.empty())
+      throw UsageError(fmt::format("{}: {} is not UTF-8; the server takes UTF-8 text: save the file as UTF-8",
+                                   options.file, where));
     ApiClient api(settings_for(options.where));
     const json queued =
         api.submit(options.stage, source, std::string(to_string(language)), client::new_idempotency_key());
@@ -334,7 +349,7 @@ int run_submit(const SubmitOptions& options, std::ostream& out, std::ostream& er
       return 0;
     }
     err << fmt::format("sent {} as job {} to {}\n", options.file, id, api.url());
-    return follow_job(api, id, options.follow, out, err);
+    return follow_job(api, id, options.follow, out, err, true);
   });
 }
 
@@ -343,7 +358,7 @@ int run_status(const StatusOptions& options, std::ostream& out, std::ostream& er
     if (options.job <= 0) throw UsageError("give a job's number, as `cudojo history` lists them");
     ApiClient api(settings_for(options.where));
     try {
-      return follow_job(api, options.job, options.follow, out, err);
+      return follow_job(api, options.job, options.follow, out, err, false);
     } catch (const ApiError& error) {
       if (error.status != 404) throw;
       throw UsageError(fmt::format(
@@ -389,7 +404,8 @@ int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& 
 
 int run_pull(const PullOptions& options, std::ostream& out, std::ostream& err) {
   return guarded(out, err, false, [&] {
-    if (!options.output.empty() && fs::exists(options.output) && !options.force)
+    const bool to_file = !options.output.empty() && options.output != "-";  // `-o -`: standard output
+    if (to_file && fs::exists(fs::symlink_status(options.output)) && !options.force)
       throw UsageError(fmt::format("'{}' exists; --force replaces it", options.output));
     ApiClient api(settings_for(options.where));
     std::optional<json> job;
@@ -413,12 +429,17 @@ int run_pull(const PullOptions& options, std::ostream& out, std::ostream& err) {
       err << fmt::format("cudojo: nothing of yours on {} yet: no job and no draft\n", options.stage);
       return 1;
     }
-    if (options.output.empty()) {
+    if (!to_file) {
       out << source;
     } else {
-      std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-      file << source;
-      if (!file) throw UsageError(fmt::format("cannot write '{}'", options.output));
+      // Without --force, O_EXCL: a file (or a link) that appeared meanwhile is not replaced either.
+      const int fd = open(options.output.c_str(),
+                          O_WRONLY | O_CREAT | O_CLOEXEC | (options.force ? O_TRUNC : O_EXCL), 0644);
+      const bool ok =
+          fd >= 0 && write(fd, source.data(), source.size()) == static_cast<ssize_t>(source.size());
+      const std::string why = std::strerror(errno);
+      if (fd >= 0) close(fd);
+      if (!ok) throw UsageError(fmt::format("cannot write '{}': {}", options.output, why));
       out << fmt::format("wrote {} from {}\n", options.output, said);
     }
     return 0;

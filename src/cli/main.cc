@@ -14,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "cli/asm_command.h"
 #include "cli/build_command.h"
 #include "cli/class_commands.h"
 #include "cli/cli_common.h"
@@ -180,6 +181,7 @@ int main(int argc, char** argv) {
   auto rejudge_commands = add_rejudge_commands(app);
   auto course_commands = add_course_commands(app, course_dir, json);
   auto completion_commands = add_completion_commands(app);
+  auto asm_command = add_asm_command(app);
   list_commands_in_one_line(app);
 
   std::string lab_what = "list";
@@ -246,6 +248,7 @@ int main(int argc, char** argv) {
       json = rejudge_commands->json;
       return run_rejudge_command(*rejudge_commands, course, course_dir, calibration_dir);
     }
+    if (*asm_command->command) return run_asm_command(*asm_command, course);
     const Stage& stage = require_stage(loaded, stage_id);
     if (*show)
       return cmd_show(stage, lang_option.empty() ? Language::kCuda : require_language(lang_option),

@@ -36,16 +36,29 @@ std::string new_idempotency_key() {
 nlohmann::json ApiClient::expect(const HttpResponse& response, int ok_low, int ok_high) {
   const nlohmann::json body = nlohmann::json::parse(response.body, nullptr, false);
   if (response.status >= ok_low && response.status <= ok_high) {
-    if (body.is_discarded())
-      throw ApiError(response.status,
+    if (body.is_discarded()) {
+      ApiError error(response.status,
                      fmt::format("{} answered something that is not JSON; is it a cudojo server?", url()),
                      std::nullopt);
+      error.not_cudojo = true;
+      throw error;
+    }
     return body;
   }
-  std::string message;
-  if (body.is_object() && body.contains("error") && body["error"].is_string()) message = body["error"];
-  if (message.empty()) message = fmt::format("the server answered HTTP {}", response.status);
-  throw ApiError(response.status, message, response.retry_after);
+  if (body.is_object() && body.contains("error") && body["error"].is_string())
+    throw ApiError(response.status, body["error"].get<std::string>(), response.retry_after);
+  // 5xx and 429 without cudojo's JSON: a proxy's page for a server that is down or busy.
+  if (response.status >= 500 || response.status == 429)
+    throw ApiError(response.status, fmt::format("the server answered HTTP {}", response.status),
+                   response.retry_after);
+  // Another web server, or a path after the host: not cudojo's own answer.
+  ApiError error(response.status,
+                 fmt::format("{} answered HTTP {} without cudojo's JSON: is it a cudojo server, and the "
+                             "page's address with no path after the host?",
+                             url(), response.status),
+                 response.retry_after);
+  error.not_cudojo = true;
+  throw error;
 }
 
 nlohmann::json ApiClient::me() { return expect(http_.get("/api/me")); }

@@ -18,6 +18,8 @@ struct ApiError : std::runtime_error {
       : std::runtime_error(message), status(status_code), retry_after(retry) {}
   int status;
   std::optional<int> retry_after;
+  // The answer was not a cudojo server's (no JSON error): the message says so, with the URL.
+  bool not_cudojo = false;
 };
 
 // A random 128-bit hex name for one submission (the Idempotency-Key header).

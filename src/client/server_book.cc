@@ -44,6 +44,12 @@ ServerBook ServerBook::load(const fs::path& file) {
   const nlohmann::json servers = parsed.value("servers", nlohmann::json::object());
   for (const auto& [name, value] : servers.items()) {
     if (!value.is_object()) continue;
+    for (const char* key : {"url", "token", "learner", "cacert"})
+      if (value.contains(key) && !value[key].is_string())
+        throw ServerBookError(
+            fmt::format("{}: the server '{}' has a {} that is not a string; fix it, or "
+                        "run `cudojo login URL --as {}` again",
+                        file.string(), name, key, name));
     ServerEntry entry;
     entry.url = value.value("url", "");
     entry.token = value.value("token", "");
@@ -55,8 +61,14 @@ ServerBook ServerBook::load(const fs::path& file) {
 }
 
 void ServerBook::save() const {
+  // A servers.json that is a link (into a dotfiles folder) is written where it points, not replaced.
+  std::error_code error;  // a file not there yet is no link
+  const bool link = fs::is_symlink(fs::symlink_status(file_, error));
+  const fs::path file = link ? fs::weakly_canonical(file_, error) : file_;
+  if (link && error)
+    throw ServerBookError(fmt::format("cannot follow {}: {}", file_.string(), error.message()));
+  error.clear();
   const fs::path folder = file_.parent_path();
-  std::error_code error;
   fs::create_directories(folder, error);
   if (error) throw ServerBookError(fmt::format("cannot make {}: {}", folder.string(), error.message()));
   // The folder is cudojo's own: only its owner may list it.
@@ -66,7 +78,7 @@ void ServerBook::save() const {
     servers[name] = {
         {"url", entry.url}, {"token", entry.token}, {"learner", entry.learner}, {"cacert", entry.cacert}};
   const std::string text = nlohmann::json{{"servers", servers}}.dump(2) + "\n";
-  const fs::path temporary = file_.string() + ".tmp";
+  const fs::path temporary = file.string() + ".tmp";
   unlink(temporary.c_str());
   const int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
@@ -80,9 +92,9 @@ void ServerBook::save() const {
   }
   const bool ok = written == text.size() && fsync(fd) == 0;
   close(fd);
-  if (!ok || rename(temporary.c_str(), file_.c_str()) != 0) {
+  if (!ok || rename(temporary.c_str(), file.c_str()) != 0) {
     unlink(temporary.c_str());
-    throw ServerBookError(fmt::format("cannot write {}: {}", file_.string(), std::strerror(errno)));
+    throw ServerBookError(fmt::format("cannot write {}: {}", file.string(), std::strerror(errno)));
   }
 }
 

@@ -61,6 +61,7 @@ void build_cuda(const BuildRequest& request, const ContractInfo& contract, Submi
   record(plain, build.compile);
   if (!plain.ok || refused_for_judge_names(plain, plain.ptx, request.file_name, build.compile)) return;
   build.submission = built_from(plain);
+  build.ptx = plain.ptx;
   if (contract.has_second_kernel()) {
     CompileRequest second = compile;
     second.kernel_name = request.stage->second_kernel;
@@ -73,6 +74,7 @@ void build_cuda(const BuildRequest& request, const ContractInfo& contract, Submi
       return;
     }
     build.second = built_from(compiled);
+    build.second_ptx = compiled.ptx;
   }
   build.counted = check_build_of(plain, request.file_name, build.counted_note);
 }
@@ -101,6 +103,7 @@ void build_with_frontend(const BuildRequest& request, const ContractInfo& contra
   const std::string_view ptx(compiled.image.data(), compiled.image.size() - 1);  // without the NUL
   if (refused_for_judge_names(compiled, ptx, request.file_name, build.compile)) return;
   build.submission = built_from(compiled);
+  build.ptx = std::string(ptx);
   if (contract.has_second_kernel()) {
     // The front ends compile one entry per run; the second kernel is a second run on the same file.
     FrontendRequest second = frontend;
@@ -115,6 +118,8 @@ void build_with_frontend(const BuildRequest& request, const ContractInfo& contra
     }
     build.compile.compile_ms += second_result.compile.compile_ms;
     build.second = built_from(second_result.compile);
+    const std::vector<char>& second_image = second_result.compile.image;
+    build.second_ptx = std::string(second_image.data(), second_image.size() - 1);
   }
   CompileResult with_ptx = compiled;
   with_ptx.ptx = std::string(ptx);

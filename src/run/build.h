@@ -27,6 +27,8 @@ struct SubmissionBuild {
   std::optional<BuiltKernel> counted;     // the barrier check's build, when it could be made
   std::optional<BuiltKernel> second;      // a two-kernel stage's second kernel, built on its own
   std::string counted_note;               // why there is no counted build
+  // The modules' PTX (NVRTC's, or the front end's), for `cudojo asm`; not kept in a build file.
+  std::string ptx, second_ptx;
 };
 
 struct BuildRequest {

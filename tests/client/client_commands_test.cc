@@ -373,5 +373,77 @@ TEST_F(ClientCommand, LogoutRemovesTheEntry) {
   EXPECT_EQ(again.code, cli::kExitUsage);
 }
 
+TEST_F(ClientCommand, AKernelThatIsNotUtf8IsAUsageErrorAndJsonSaysSo) {
+  start();
+  ASSERT_EQ(login_with_token(sign_in("ursula")).code, 0);
+  const fs::path latin1 = data_ / "latin1.cu";
+  std::ofstream(latin1) << "// ok\n// caf\xe9\n";
+  const Ran ran = submit(latin1.string(), true, true);
+  EXPECT_EQ(ran.code, cli::kExitUsage) << ran.err;
+  EXPECT_NE(ran.err.find("line 2 (byte 0xE9) is not UTF-8"), std::string::npos) << ran.err;
+  EXPECT_EQ(json::parse(ran.out, nullptr, false).value("kind", ""), "usage_error") << ran.out;
+}
+
+TEST_F(ClientCommand, AServersFileWithAFieldOfTheWrongTypeIsAConfigError) {
+  fs::create_directories(servers_.parent_path());
+  std::ofstream(servers_) << R"({"servers": {"default": {"url": 5}}})";
+  const Ran ran = history(true);
+  EXPECT_EQ(ran.code, cli::kExitUsage) << ran.err;
+  EXPECT_EQ(json::parse(ran.out, nullptr, false).value("kind", ""), "config_error") << ran.out << ran.err;
+}
+
+TEST_F(ClientCommand, ACorruptServersFileStopsAnInviteBeforeItJoins) {
+  if (on_postgres()) GTEST_SKIP() << kSqliteOnly;
+  fs::create_directories(servers_.parent_path());
+  const auto made = testing::run_cli("class create 'Review' --data-dir " + data_.string() + " --json");
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  start();
+  cli::LoginOptions options;
+  options.where = where();
+  options.url = url();
+  options.invite = json::parse(made.out.substr(made.out.find('{')))["invite_code"].get<std::string>();
+  options.name = "Vera";
+  const auto join = [&] {
+    return call([&](std::ostream& out, std::ostream& err) { return cli::run_login(options, out, err); });
+  };
+  std::ofstream(servers_) << "not json";
+  EXPECT_EQ(join().code, cli::kExitUsage);
+  fs::remove(servers_);
+  const Ran again = join();  // the name was not taken by the refused attempt
+  EXPECT_EQ(again.code, 0) << again.err;
+}
+
+TEST_F(ClientCommand, StatusCtrlCLeavesTheQueuedJobAndPrintsJson) {
+  start({"--workers", "0"});
+  const std::string token = sign_in("wade");
+  ASSERT_EQ(login_with_token(token).code, 0);
+  const std::int64_t id = job_id_in(submit(broken_kernel(), true).out);
+  ASSERT_GT(id, 0);
+  cli::StatusOptions status{where(), id, {true, false, 0.1}};
+  auto running = std::async(std::launch::async, [&] {
+    return call([&](std::ostream& out, std::ostream& err) { return cli::run_status(status, out, err); });
+  });
+  std::this_thread::sleep_for(1500ms);
+  cli::request_interrupt();
+  const Ran ran = running.get();
+  EXPECT_EQ(ran.code, cli::kExitInterrupted) << ran.err;
+  EXPECT_EQ(json::parse(ran.out, nullptr, false).value("kind", ""), "interrupted") << ran.out;
+  auto answer =
+      client().Get(("/api/jobs/" + std::to_string(id)).c_str(), {{"Authorization", "Bearer " + token}});
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->status, 200) << "status only looks; the job must still be there";
+}
+
+TEST_F(ClientCommand, PullWithoutForceWritesNotThroughADanglingLink) {
+  start();
+  ASSERT_EQ(login_with_token(sign_in("xena")).code, 0);
+  ASSERT_EQ(submit(broken_kernel(), true).code, 0);
+  fs::create_symlink(data_ / "elsewhere.cu", data_ / "link.cu");
+  cli::PullOptions pull{where(), "reduction/2", (data_ / "link.cu").string(), false};
+  const Ran ran = call([&](std::ostream& out, std::ostream& err) { return cli::run_pull(pull, out, err); });
+  EXPECT_EQ(ran.code, cli::kExitUsage) << ran.out;
+  EXPECT_FALSE(fs::exists(data_ / "elsewhere.cu"));
+}
+
 }  // namespace
 }  // namespace cudojo
