@@ -264,5 +264,24 @@ TEST(CliConventionsUsage, UsageErrorsAreExitTwoAndJsonWhenAskedFor) {
   }
 }
 
+// A program that asked for --json reads stdout: a usage error CLI11 finds is JSON there too.
+TEST_F(CliConventions, AUsageErrorUnderJsonIsJsonOnStdout) {
+  const auto result = run_cli("status abc --json", /*stdout_only=*/true);
+  EXPECT_EQ(result.exit_code, 2);
+  const auto parsed = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << result.out;
+  EXPECT_EQ(parsed["kind"], "usage");
+  EXPECT_NE(parsed["error"].get<std::string>().find("not a job number"), std::string::npos) << result.out;
+}
+
+// CLI11 would read 2^64 as 2^63-1 and ask the server for that job.
+TEST_F(CliConventions, AJobNumberTooLargeOrNotPositiveIsRefused) {
+  for (const char* job : {"99999999999999999999", "0", "1.5", "007"}) {
+    const auto result = run_cli(std::string("status ") + job);
+    EXPECT_EQ(result.exit_code, 2) << job << ": " << result.out;
+    EXPECT_NE(result.out.find("is not a job number"), std::string::npos) << job << ": " << result.out;
+  }
+}
+
 }  // namespace
 }  // namespace cudojo

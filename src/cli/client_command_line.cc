@@ -71,7 +71,19 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
                                  "Follow one of your jobs until its verdict, or show it if done (exit "
                                  "codes as submit's):\n"
                                  "  cudojo status 42\n  cudojo status 42 --json");
-  c->status->add_option("job", c->status_options.job, "The job's number")->required();
+  c->status->add_option("job", c->status_options.job, "The job's number")
+      ->required()
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            // Whole and positive, and short enough to be a job's: CLI11 would read 2^64 as 2^63-1.
+            const bool digits = !text.empty() && text.size() <= 18 &&
+                                text.find_first_not_of("0123456789") == std::string::npos && text != "0" &&
+                                text.front() != '0';
+            return digits ? std::string()
+                          : "'" + text +
+                                "' is not a job number: a positive whole number, as `cudojo history` lists";
+          },
+          "JOB"));
   c->status->add_flag("--json", c->status_options.follow.json, "Print the job's JSON");
   server_option(c->status, c->status_options.where);
 
@@ -92,6 +104,9 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
   c->pull->add_option("stage", c->pull_options.stage, "The stage's id or alias")->required();
   c->pull->add_option("-o,--output", c->pull_options.output, "Write it here (default: standard output)");
   c->pull->add_flag("--force", c->pull_options.force, "Replace the file when it exists");
+  c->pull->footer(
+      "Exit codes: 0 written, 1 no submission or draft of yours for that stage on the server, 2 usage "
+      "error, 3 the server refused, could not be reached or stopped answering.");
   server_option(c->pull, c->pull_options.where);
   return c;
 }

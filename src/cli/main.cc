@@ -224,7 +224,13 @@ int main(int argc, char** argv) {
     app.parse(static_cast<int>(word_pointers.size()), word_pointers.data());
   } catch (const CLI::ParseError& error) {
     const int code = app.exit(error);
-    return code == 0 ? 0 : kExitUsage;
+    if (code == 0) return 0;
+    // Under --json a program reads stdout: it gets the usage error as JSON too.
+    if (std::find(words.begin(), words.end(), "--json") != words.end())
+      std::cout
+          << nlohmann::json({{"error", error.what()}, {"kind", "usage"}, {"exit_code", kExitUsage}}).dump(2)
+          << "\n";
+    return kExitUsage;
   }
 
   try {

@@ -34,6 +34,12 @@ ServerBook ServerBook::load(const fs::path& file) {
     if (fs::exists(file)) throw ServerBookError(fmt::format("cannot read {}", file.string()));
     return book;
   }
+  // It holds bearer tokens: a file others can read (copied in, or made with a loose umask) is made
+  // the owner's alone, as login makes it.
+  struct stat status {};
+  if (stat(file.c_str(), &status) == 0 && S_ISREG(status.st_mode) && status.st_uid == getuid() &&
+      (status.st_mode & 077) != 0)
+    chmod(file.c_str(), 0600);
   std::ostringstream text;
   text << in.rdbuf();
   const nlohmann::json parsed = nlohmann::json::parse(text.str(), nullptr, false);

@@ -31,9 +31,11 @@ inline std::string cudojo_binary() {
   return (fs::read_symlink("/proc/self/exe").parent_path() / "cudojo").string();
 }
 
-inline CliResult run_cli(const std::string& arguments) {
+// Runs cudojo with `arguments`; `out` holds stdout and stderr together, or stdout alone (stderr
+// dropped) when `stdout_only`, as a program reading its JSON sees it.
+inline CliResult run_cli(const std::string& arguments, bool stdout_only = false) {
   CliResult result;
-  const std::string command = cudojo_binary() + " " + arguments + " 2>&1";
+  const std::string command = cudojo_binary() + " " + arguments + (stdout_only ? " 2>/dev/null" : " 2>&1");
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
   std::array<char, 4096> buffer;
