@@ -163,7 +163,31 @@ bool PreparedWorkers::ready() {
   return check_ && check_->running() && (!sanitizers_ || sanitizers_->ready());
 }
 
+namespace {
+
+// An oversize source ends the check before anything is piped anywhere, or any worker started.
+std::optional<Report> refused_as_too_large(const CheckRequest& request, std::uint64_t seed) {
+  const auto too_large = source_size_error(request.source.size(), request.workers.limits);
+  if (!too_large) return std::nullopt;
+  Report report;
+  report.stage = request.stage->id;
+  report.file = request.file_name;
+  report.language = std::string(to_string(request.language));
+  report.seed = seed;
+  report.verdict = Verdict::kCompileError;
+  report.message = "the submission is too large";
+  report.compile.log = fmt::format("{}: {}", request.file_name, *too_large);
+  report.compile.diagnostics.push_back({request.file_name, 0, "error", *too_large});  // names it once
+  report.stage_version = request.stage_version
+                             ? *request.stage_version
+                             : compute_stage_version(*request.stage, request.calibration_dir);
+  return report;
+}
+
+}  // namespace
+
 Report run_check(const CheckRequest& request, std::optional<PreparedWorkers> prepared) {
+  if (auto refused = refused_as_too_large(request, request.seed.value_or(fresh_seed()))) return *refused;
   if (!prepared || !prepared->ready()) prepared.emplace(request.workers);
   return run_check(request, *prepared);
 }
@@ -211,14 +235,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     return report;
   };
 
-  // Refuse an oversize source here, before it is piped anywhere.
-  if (auto too_large = source_size_error(request.source.size(), request.workers.limits)) {
-    Report report = ended_early(Verdict::kCompileError, request.file_name, request.language,
-                                "the submission is too large");
-    report.compile.log = fmt::format("{}: {}", request.file_name, *too_large);
-    report.compile.diagnostics.push_back({request.file_name, 0, "error", *too_large});  // names it once
-    return finish(report);
-  }
+  if (auto refused = refused_as_too_large(request, seed)) return finish(*refused);
 
   if (!prepared->ready())
     prepared->refill(request.lease, Clock::now() + std::chrono::milliseconds(static_cast<long long>(
