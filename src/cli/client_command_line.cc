@@ -83,7 +83,8 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
                           : "'" + text +
                                 "' is not a job number: a positive whole number, as `cudojo history` lists";
           },
-          "JOB"));
+          ""))
+      ->type_name("NUMBER");
   c->status->add_flag("--json", c->status_options.follow.json, "Print the job's JSON");
   server_option(c->status, c->status_options.where);
 

@@ -62,6 +62,9 @@ ParsedUrl parse_url(const std::string& url) {
   if (parsed.scheme != "http" && parsed.scheme != "https")
     throw ClientSetupError(fmt::format("'{}': only http:// and https:// URLs are served", url));
   std::string rest = url.substr(scheme_end + 3);
+  if (rest.find_first_of("?#") != std::string::npos)
+    throw ClientSetupError(
+        fmt::format("'{}': give the server's address alone, with no ?query or #fragment", url));
   const auto slash = rest.find('/');
   if (slash != std::string::npos) {
     parsed.base_path = rest.substr(slash);

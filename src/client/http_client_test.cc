@@ -35,6 +35,18 @@ TEST(ClientUrl, RefusesWhatIsNotAnHttpUrl) {
   EXPECT_THROW(parse_url("https://user:secret@gpu.example.edu"), ClientSetupError);
 }
 
+// A query or fragment once read as "the port must be a number" (http://host:8080?x=1).
+TEST(ClientUrl, AQueryOrFragmentIsRefusedSayingSo) {
+  for (const char* url : {"http://gpu.example.edu:8080?x=1", "https://gpu.example.edu#top", "http://h/p?q"}) {
+    try {
+      parse_url(url);
+      ADD_FAILURE() << url << " was taken";
+    } catch (const ClientSetupError& error) {
+      EXPECT_NE(std::string(error.what()).find("no ?query or #fragment"), std::string::npos) << error.what();
+    }
+  }
+}
+
 TEST(ClientProxy, HttpsUsesHttpsProxyWithCredentials) {
   const auto proxy = proxy_for(
       parse_url("https://gpu.example.edu"),
