@@ -8,10 +8,12 @@
 
 #include "cli/build_command.h"
 #include "cli/cli_common.h"
+#include "common/environment.h"
 #include "compile/kernel_resources.h"
 #include "compile/nvrtc_compiler.h"
 #include "compile/ptx_lines.h"
 #include "run/build.h"
+#include "run/tools.h"
 
 namespace cudojo::cli {
 
@@ -131,7 +133,7 @@ int run_asm_command(const AsmCommand& command, const std::vector<Stage>& course)
   const Language language = language_of(command.file, command.lang);
   const std::string arch = command.arch.empty() ? "sm_90" : require_arch(command.arch);
   const SubmissionFile submission = read_submission(command.file, language, kDefaultLimits.max_source_bytes);
-  const std::string ptxas = find_ptxas(default_cuda_include_dir());
+  const std::string ptxas = find_cuda_tool("ptxas", env::kPtxas);
   if (ptxas.empty())
     return fail(
         command.json, "no_ptxas",

@@ -6,7 +6,6 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <regex>
 #include <sstream>
 
 #include "cli/lesson_text.h"

@@ -1,10 +1,11 @@
 #include "compile/kernel_resources.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -118,32 +119,20 @@ std::optional<Occupancy> theoretical_occupancy(std::string_view arch, int thread
   return occupancy;
 }
 
-std::string find_ptxas(const std::string& cuda_include_dir) {
-  std::error_code error;
-  const fs::path beside = fs::path(cuda_include_dir).parent_path() / "bin" / "ptxas";
-  if (!cuda_include_dir.empty() && fs::is_regular_file(beside, error)) return beside.string();
-  const char* path = std::getenv("PATH");
-  std::string_view folders = path ? path : "";
-  while (!folders.empty()) {
-    const std::size_t colon = folders.find(':');
-    const fs::path candidate = fs::path(folders.substr(0, colon)) / "ptxas";
-    if (fs::is_regular_file(candidate, error) && access(candidate.c_str(), X_OK) == 0)
-      return candidate.string();
-    folders = colon == std::string_view::npos ? "" : folders.substr(colon + 1);
-  }
-  return "";
-}
-
 ResourceReport assemble_for_resources(std::string_view ptx, const std::string& arch, const std::string& ptxas,
                                       const JudgeLimits& limits) {
   ResourceReport report;
   if (ptxas.empty()) {
-    report.error = "ptxas (the CUDA toolkit's assembler) was not found beside its include folder or on PATH";
+    report.error = "ptxas (the CUDA toolkit's assembler) was not found";
     return report;
   }
   std::error_code error;
-  const fs::path folder = fs::temp_directory_path() / fmt::format("cudojo-resources-{}", getpid());
-  fs::create_directories(folder, error);
+  std::string pattern = (fs::temp_directory_path() / "cudojo-resources-XXXXXX").string();
+  if (!mkdtemp(pattern.data())) {
+    report.error = "no scratch folder for ptxas: " + std::string(std::strerror(errno));
+    return report;
+  }
+  const fs::path folder = pattern;
   {
     std::ofstream out(folder / "kernel.ptx", std::ios::binary);
     out << ptx;

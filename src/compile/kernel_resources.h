@@ -51,12 +51,8 @@ struct ResourceReport {
   std::vector<KernelResources> kernels;
 };
 
-// ptxas, beside the toolkit's include folder (`cuda_include_dir`/../bin/ptxas), or on PATH; empty
-// when there is none.
-std::string find_ptxas(const std::string& cuda_include_dir);
-
-// Assembles `ptx` for `arch` with `ptxas -v` in the sandbox (compile/sandbox.h), within the front
-// ends' time and memory budgets, and reads its report.
+// Assembles `ptx` for `arch` with `ptxas -v` (a path: run/tools.h's find_cuda_tool finds it) in the sandbox
+// (compile/sandbox.h), within the front ends' time and memory budgets, and reads its report.
 ResourceReport assemble_for_resources(std::string_view ptx, const std::string& arch, const std::string& ptxas,
                                       const JudgeLimits& limits = kDefaultLimits);
 

@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "compile/kernel_resources.h"
-#include "compile/nvrtc_compiler.h"
+#include "common/environment.h"
+#include "run/tools.h"
 #include "run_cli.h"
 
 namespace cudojo {
@@ -19,8 +19,8 @@ using testing::run_cli;
 class CliAsm : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (find_ptxas(default_cuda_include_dir()).empty())
-      GTEST_SKIP() << "no ptxas beside " << default_cuda_include_dir() << " or on PATH";
+    if (find_cuda_tool("ptxas", env::kPtxas).empty())
+      GTEST_SKIP() << "no ptxas on PATH or in /usr/local/cuda/bin";
   }
   static nlohmann::json asm_json(const std::string& arguments) {
     const auto result = run_cli("asm " + arguments + " --json");
