@@ -2,7 +2,8 @@
 // Both the learner's kernels and the reference's are built as the judge builds them (any language),
 // assembled by the toolkit's ptxas for the architecture (compile/kernel_resources.h), and shown side
 // by side: registers, spills, stack, static shared memory, barriers and the theoretical occupancy of
-// the stage's launch. `--ptx` adds the learner's PTX, each instruction beside its source line.
+// the stage's launch (run/assembly.h). `--ptx` adds the learner's PTX and `--sass` its SASS, each
+// instruction beside its source line.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,7 @@ struct AsmCommand {
   CLI::App* command = nullptr;
   std::string stage, file, lang, arch;
   bool ptx = false;
+  bool sass = false;
   bool json = false;
 };
 

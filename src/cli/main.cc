@@ -146,6 +146,16 @@ int main(int argc, char** argv) {
       "today): it takes most of the profiler's replay passes (9 of 10 on an H200), each with the GPU "
       "alone");
   all_metrics_flag->excludes(check->get_option("--no-profile"));
+  bool hot_spots = false;
+  check->add_flag(
+      "--hot-spots", hot_spots,
+      "For a kernel that passes the tests: where its time goes, line by line of your source, with "
+      "each line's main stall reason (Nsight Compute's warp samples of one launch at the timed "
+      "size; a few seconds more)");
+  std::string ncu_report;
+  check->add_option("--ncu-report", ncu_report,
+                    "Also keep the whole Nsight Compute report of that launch in FILE (.ncu-rep; every "
+                    "section, your source imported; opens in Nsight Compute). Implies --hot-spots");
   check
       ->add_option("--color", colour,
                    "Colour in the text report: auto (default; honours NO_COLOR), always, never")
@@ -303,6 +313,10 @@ int main(int argc, char** argv) {
     request.workers.sanitize = !no_sanitize;
     request.profile = !no_profile;
     request.all_metrics = all_metrics;
+    request.hot_spots = hot_spots || !ncu_report.empty();
+    request.ncu_report_path = ncu_report;
+    CheckRequest::NcuReportOutcome kept_report;
+    if (!ncu_report.empty()) request.ncu_report = &kept_report;
     request.calibration_dir = calibration_dir.string();
     request.workers.worker_executable = self_executable();
     request.cuda_include_dir = default_cuda_include_dir();
@@ -318,6 +332,17 @@ int main(int argc, char** argv) {
                     "`cudojo check {} --build kernel.build` on a GPU machine",
                     stage.id, file, lang, stage.id, file, lang, stage.id)
               : fmt::format(". Run `cudojo check {} --build {}` on a GPU machine", stage.id, build_file);
+    }
+    if (kept_report.kept && report.hot_spots)
+      report.hot_spots->note +=
+          fmt::format("{}the whole Nsight Compute report is in {} ({} bytes; ncu --import {})",
+                      report.hot_spots->note.empty() ? "" : "; ", ncu_report, kept_report.bytes, ncu_report);
+    if (!ncu_report.empty() && !kept_report.kept) {
+      // The verdict stands; the report's absence is said where the hot spots are.
+      if (!report.hot_spots) report.hot_spots = HotSpots{};
+      const std::string why = kept_report.note.empty() ? "none was made" : kept_report.note;
+      report.hot_spots->note +=
+          (report.hot_spots->note.empty() ? "" : "; ") + ("no Nsight Compute report: " + why);
     }
     if (json) {
       std::cout << json_text(nlohmann::json(report), 2) << "\n";

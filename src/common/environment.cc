@@ -21,6 +21,8 @@ std::span<const EnvironmentVariable> environment_variables() {
                           "compute-sanitizer to run (default: PATH, then /usr/local/cuda/bin)"},
       EnvironmentVariable{env::kNcu, "ncu to run when CUPTI fails (default: PATH, then /usr/local/cuda/bin)"},
       EnvironmentVariable{env::kPtxas, "asm: ptxas to run (default: PATH, then /usr/local/cuda/bin)"},
+      EnvironmentVariable{env::kNvdisasm,
+                          "asm --sass: nvdisasm to run (default: PATH, then /usr/local/cuda/bin)"},
       EnvironmentVariable{env::kProfiler,
                           "'ncu' skips CUPTI and measures with ncu (how the two are compared)"},
       EnvironmentVariable{env::kKeepSanitizerLogs, "a folder: keep every raw compute-sanitizer log there"},

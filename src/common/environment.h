@@ -17,6 +17,7 @@ inline constexpr const char* kCudaInclude = "CUDOJO_CUDA_INCLUDE";
 inline constexpr const char* kComputeSanitizer = "CUDOJO_COMPUTE_SANITIZER";
 inline constexpr const char* kNcu = "CUDOJO_NCU";
 inline constexpr const char* kPtxas = "CUDOJO_PTXAS";
+inline constexpr const char* kNvdisasm = "CUDOJO_NVDISASM";
 inline constexpr const char* kProfiler = "CUDOJO_PROFILER";
 inline constexpr const char* kKeepSanitizerLogs = "CUDOJO_KEEP_SANITIZER_LOGS";
 inline constexpr const char* kNoColor = "NO_COLOR";

@@ -51,6 +51,10 @@ struct JudgeLimits {
   std::int64_t sanitize_size = 1000;
   // One tool worker's whole run, start-up included; past it the tool is stopped and its note says so.
   double tool_budget_ms = 60'000;
+  // Hot spots (run/hot_spots.h): ncu around one launch of the submission, and reading its report
+  // back; a take-home report bigger than this is not kept.
+  double hot_spots_budget_ms = 30'000;
+  std::uint64_t max_ncu_report_bytes = 32ull << 20;
   // A warm tool worker's run (its start-up long done): the load and one launch at sanitize_size,
   // which the tools slow 10-100x; about 30 ms on an H200 for the course's kernels.
   double warm_tool_budget_ms = 10'000;

@@ -3,19 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 
-#include "compile/sandbox.h"
+#include "compile/toolkit_tool.h"
 
 namespace cudojo {
-
-namespace fs = std::filesystem;
 
 std::vector<KernelResources> parse_ptxas_verbose(std::string_view log) {
   static const std::regex entry(R"(Compiling entry function '([^']+)')");
@@ -126,35 +120,21 @@ ResourceReport assemble_for_resources(std::string_view ptx, const std::string& a
     report.error = "ptxas (the CUDA toolkit's assembler) was not found";
     return report;
   }
-  std::error_code error;
-  std::string pattern = (fs::temp_directory_path() / "cudojo-resources-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) {
-    report.error = "no scratch folder for ptxas: " + std::string(std::strerror(errno));
-    return report;
-  }
-  const fs::path folder = pattern;
-  {
-    std::ofstream out(folder / "kernel.ptx", std::ios::binary);
-    out << ptx;
-  }
-  // The toolkit's folder is bound at its real path when it is not under /usr (the sandbox's own).
-  const fs::path real = fs::canonical(ptxas, error);
-  SandboxRun run;
-  run.command = {real.string(), "-arch=" + arch, "-v", "/job/kernel.ptx", "-o", "/job/kernel.cubin"};
-  run.job_folder = folder.string();
-  if (real.string().rfind("/usr/", 0) != 0)
-    run.read_only.push_back({real.parent_path().string(), real.parent_path().string()});
-  run.time_limit = std::chrono::milliseconds(static_cast<long long>(limits.frontend_budget_ms));
-  run.memory_bytes = limits.frontend_memory_bytes;
+  ToolkitToolRun run;
+  run.tool = ptxas;
+  run.input = std::string(ptx);
+  run.input_name = "kernel.ptx";
+  // -lineinfo keeps the PTX's .loc lines in the cubin for the disassembler; it changes no code.
+  run.arguments = {"-arch=" + arch, "-v", "-lineinfo", "/job/kernel.ptx", "-o", "/job/kernel.cubin"};
+  run.output_name = "kernel.cubin";
   run.max_output_bytes = limits.max_compile_log_bytes;
-  const SandboxResult result = run_in_sandbox(run);
-  fs::remove_all(folder, error);
-  if (!result.started || result.timed_out || !result.exited || result.code != 0) {
-    report.error = !result.started    ? "ptxas could not be run in the sandbox: " + result.failure
-                   : result.timed_out ? "ptxas ran out of time"
-                                      : "ptxas refused the module: " + result.err.substr(0, 2000);
+  const ToolkitToolResult ran = run_toolkit_tool(run, limits);
+  if (!ran.succeeded()) {
+    report.error = ran.error("ptxas", "the module");
     return report;
   }
+  report.cubin = ran.output;
+  const SandboxResult& result = ran.ran;
   report.kernels = parse_ptxas_verbose(result.out + result.err);
   report.ok = !report.kernels.empty();
   if (!report.ok) report.error = "ptxas reported no kernel";

@@ -49,6 +49,7 @@ struct ResourceReport {
   bool ok = false;
   std::string error;  // why not, in words
   std::vector<KernelResources> kernels;
+  std::string cubin;  // what ptxas made, with line information (-lineinfo), for the disassembler
 };
 
 // Assembles `ptx` for `arch` with `ptxas -v` (a path: run/tools.h's find_cuda_tool finds it) in the sandbox

@@ -106,6 +106,10 @@ TEST(KernelResources, PtxasInTheSandboxReportsNvrtcsModule) {
   EXPECT_GT(report.kernels[0].registers, 0);
   EXPECT_EQ(report.kernels[0].shared_bytes, 1024);
   EXPECT_EQ(report.kernels[0].barriers, 1);
+  // The cubin comes back for the disassembler: an ELF file.
+  ASSERT_GT(report.cubin.size(), 4u);
+  EXPECT_EQ(report.cubin.substr(0, 4), std::string("\x7f"
+                                                   "ELF"));
 
   const ResourceReport refused = assemble_for_resources("this is not PTX", "sm_90", ptxas);
   EXPECT_FALSE(refused.ok);

@@ -53,6 +53,14 @@ void PtxLineTracker::see(std::string_view text) {
   }
 }
 
+bool is_learner_path(std::string_view path, std::string_view file_name) {
+  if (file_name.empty()) return false;
+  const bool ends_with_name =
+      path == file_name || (path.size() > file_name.size() && path.ends_with(file_name) &&
+                            path[path.size() - file_name.size() - 1] == '/');
+  return ends_with_name && path.find("/include/") == std::string_view::npos;
+}
+
 int ptx_learner_file_index(std::string_view ptx, std::string_view file_name) {
   std::istringstream in{std::string(ptx)};
   std::string line;

@@ -33,6 +33,10 @@ class PtxLineTracker {
 // one; 1 when none matches, which is where a single-file module puts its source.
 int ptx_learner_file_index(std::string_view ptx, std::string_view file_name);
 
+// Whether a source path another tool names (nvdisasm's line annotations, Nsight Compute's source
+// page) is the learner's file: it ends with `file_name`, and is not in an include folder.
+bool is_learner_path(std::string_view path, std::string_view file_name);
+
 // `code` to put before an instruction guarded by `@guard` (or `@!guard` when `negated`): it runs
 // only where the instruction will, by jumping over it to `label` elsewhere. Both rewrites of the
 // check build count barriers and leaves this way.

@@ -95,6 +95,7 @@ void to_json(nlohmann::json& j, const Report& report) {
       {"metrics_note", m.metrics_note},
       {"metrics_passes", m.metrics_passes}};
   j["gate"] = optional_json(report.gate);
+  if (report.hot_spots) j["hot_spots"] = *report.hot_spots;
   j["determinism"] = nlohmann::json::array();
   for (const auto& d : report.determinism) {
     j["determinism"].push_back({{"data", d.data},
@@ -244,6 +245,8 @@ void from_json(const nlohmann::json& j, Report& report) {
     report.output.bytes = j.at("output").value("bytes", std::uint64_t{0});
     report.output.note = j.at("output").value("note", "");
   }
+  if (j.contains("hot_spots") && j.at("hot_spots").is_object())
+    report.hot_spots = j.at("hot_spots").get<HotSpots>();
   report.seed = j.value("seed", std::uint64_t{0});
   report.wall_ms = j.contains("wall_ms") ? number_from_json(j.at("wall_ms")) : 0.0;
   if (j.contains("timings_ms") && j.at("timings_ms").is_object()) {

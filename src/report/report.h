@@ -16,6 +16,7 @@
 #include "gpu/gpu_info.h"
 #include "measure/profiler.h"
 #include "measure/stats.h"
+#include "report/hot_spots.h"
 #include "report/verdict.h"
 
 namespace cudojo {
@@ -135,6 +136,7 @@ struct Report {
   std::map<std::string, double> timings_ms;
   std::optional<JudgedBy> judged_by;
   std::optional<StageVersion> stage_version;  // absent from reports made before versions existed
+  std::optional<HotSpots> hot_spots;          // when asked for (report/hot_spots.h)
 };
 
 void to_json(nlohmann::json& j, const Report& report);

@@ -220,6 +220,27 @@ std::string render_text(const Report& report, bool colour) {
     out << fmt::format("\n{}  {}  {}\n", p.bold("Gate"), report.gate->rule,
                        report.gate->passed ? p.good("passed") : p.warn("not passed"));
   }
+  if (report.hot_spots) {
+    const HotSpots& hot = *report.hot_spots;
+    out << "\n"
+        << p.bold("Hot spots") << "  where the timed launch's warps were found, line by line (ncu samples)\n";
+    const std::size_t shown = std::min<std::size_t>(5, hot.lines.size());
+    for (std::size_t i = 0; i < shown; ++i) {
+      const HotLine& line = hot.lines[i];
+      if (line.share < 0.001) break;  // hottest first: the rest are noise
+      out << fmt::format("  {:>5.1f}%  line {:<4} {}\n", 100 * line.share, line.line, line.text);
+      if (!line.stall.empty())
+        out << "         "
+            << p.dim(fmt::format("{:.0f}% {}", 100 * line.stall_share, describe_stall(line.stall))) << "\n";
+    }
+    if (hot.drain_samples > 0)
+      out << "  "
+          << p.dim(
+                 "samples of warps that had finished and waited for their writes are counted on the lines "
+                 "that write")
+          << "\n";
+    if (!hot.note.empty()) out << "  " << p.dim(hot.note) << "\n";
+  }
   if (!report.output.text.empty()) {
     out << "\n"
         << p.bold(fmt::format("Output  (device printf, {} bytes{})", report.output.bytes,

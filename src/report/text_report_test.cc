@@ -2,6 +2,8 @@
 // the compiler's excerpt under it, also for a compile that passed with warnings.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "report/report.h"
 
 namespace cudojo {
@@ -57,6 +59,32 @@ TEST(TextReport, AnAcceptedKernelStillListsItsWarnings) {
   // In colour a warning is yellow, not red.
   const std::string coloured = render_text(report, true);
   EXPECT_NE(coloured.find("\x1b[33mwarning\x1b[0m"), std::string::npos);
+}
+
+TEST(TextReport, HotSpotsShowTheHottestLinesWithTheirStallInWords) {
+  Report report;
+  report.verdict = Verdict::kTooSlow;
+  report.file = "mine.cu";
+  report.compile.ok = true;
+  HotSpots hot;
+  hot.lines = {{7, "atomicAdd(out, X[i]);", 700, 0.75, 131072, "drain", 0.7},
+               {5, "int i = blockIdx.x * blockDim.x + threadIdx.x;", 230, 0.2495, 524288, "short_sb", 0.98},
+               {9, "}", 1, 0.0005, 0, "branch_resolving", 1.0}};
+  hot.samples = 931;
+  hot.drain_samples = 488;
+  report.hot_spots = hot;
+  const std::string text = render_text(report, false);
+  EXPECT_NE(text.find("75.0%  line 7    atomicAdd(out, X[i]);"), std::string::npos) << text;
+  EXPECT_NE(text.find("70% finished, waiting for its writes to land (drain)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(short scoreboard)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("line 9 "), std::string::npos) << "a line with almost no samples is noise:\n" << text;
+  EXPECT_NE(text.find("counted on the lines that write"), std::string::npos) << text;
+
+  Report json_round_trip = nlohmann::json(report).get<Report>();
+  ASSERT_TRUE(json_round_trip.hot_spots);
+  EXPECT_EQ(json_round_trip.hot_spots->lines.size(), 3u);
+  EXPECT_EQ(json_round_trip.hot_spots->lines[0].stall, "drain");
+  EXPECT_EQ(json_round_trip.hot_spots->drain_samples, 488);
 }
 
 }  // namespace

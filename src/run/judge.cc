@@ -13,6 +13,7 @@
 #include "common/environment.h"
 #include "common/json_text.h"
 #include "run/decide.h"
+#include "run/hot_spots.h"
 #include "run/protocol.h"
 #include "run/session.h"
 #include "run/stage_version.h"
@@ -211,6 +212,23 @@ bool leaves_doubt_about_memory(const Report& report) {
                       [](const auto& tool) { return tool.tool == "memcheck" && tool.errors > 0; });
 }
 
+// Hot spots come after the verdict, and only for a kernel that passed the tests: nothing they find
+// or fail to find changes it.
+static void add_hot_spots(const CheckRequest& request, const Job& tool_job, Report& report) {
+  if (report.verdict != Verdict::kAccepted && report.verdict != Verdict::kTooSlow) {
+    report.hot_spots = HotSpots{};
+    report.hot_spots->note = "hot spots are shown for a kernel that passed the tests (accepted or too slow)";
+    if (request.ncu_report) request.ncu_report->note = report.hot_spots->note;
+    return;
+  }
+  if (request.on_progress) request.on_progress("hot spots (ncu)");
+  const HotSpotsResult found =
+      collect_hot_spots(tool_settings(request.workers), {tool_job, request.ncu_report_path, request.lease});
+  report.hot_spots = found.hot_spots;
+  report.timings_ms["hot_spots"] = found.hot_spots.ms;
+  if (request.ncu_report) *request.ncu_report = {found.report_kept, found.report_bytes, found.report_note};
+}
+
 Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers) {
   PreparedWorkers* prepared = &prepared_workers;
   const auto started = Clock::now();
@@ -400,6 +418,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     }
     report.timings_ms["frontend_compile"] = build->compile.compile_ms;
   }
+  if (request.hot_spots) add_hot_spots(request, tool_job, report);
   return finish(report);
 }
 

@@ -114,6 +114,17 @@ struct CheckRequest {
   // The GPU's lease when other slots judge on the same GPU (gpu_lease.h); null: the GPU is this
   // check's alone.
   GpuLease* lease = nullptr;
+  // Hot spots per source line (run/hot_spots.h) for a kernel that passed the tests, after the
+  // verdict is decided; and, when ncu_report_path is set, the whole Nsight Compute report there.
+  bool hot_spots = false;
+  std::string ncu_report_path;
+  // Set by run_check when a report was asked for: whether it was kept, and why not.
+  struct NcuReportOutcome {
+    bool kept = false;
+    std::uint64_t bytes = 0;
+    std::string note;
+  };
+  NcuReportOutcome* ncu_report = nullptr;
 };
 
 // Judges one submission. `prepared` (started ahead) must have been made with request.workers;

@@ -94,6 +94,7 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"profile_sm_throughput", job.profile_sm_throughput},
        {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
        {"keep_alive", job.keep_alive},
+       {"launch_submission_only", job.launch_submission_only},
        {"gpu_turns", job.gpu_turns},
        {"calibration_dir", job.calibration_dir},
        {"submission_build", optional_build(job.submission_build)},
@@ -121,6 +122,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.profile_sm_throughput = j.value("profile_sm_throughput", job.profile_sm_throughput);
   job.profiler_setup_wait_ms = j.value("profiler_setup_wait_ms", job.profiler_setup_wait_ms);
   job.keep_alive = j.value("keep_alive", false);
+  job.launch_submission_only = j.value("launch_submission_only", false);
   job.gpu_turns = j.value("gpu_turns", false);
   job.calibration_dir = j.value("calibration_dir", std::string());
   if (j.contains("submission_build") && !j.at("submission_build").is_null()) {

@@ -104,6 +104,8 @@ struct Job {
   // After the result, settle the GPU and wait for another job instead of ending (a server's warm
   // workers); the worker ends anyway after a job that was not clean (run/worker.cc says which).
   bool keep_alive = false;
+  // kLaunchForNcu: launch the submission alone (its hot spots), not the reference before it.
+  bool launch_submission_only = false;
   // Other jobs share the GPU (a server's slots): ask for a turn on it before any work there, alone
   // around each shared-memory planting, and give it back whenever the work has drained.
   bool gpu_turns = false;

@@ -171,7 +171,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
   if (job.mode == WorkerMode::kLaunchForNcu) {
     // ncu flushes the caches itself before each kernel it profiles.
     const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-    driver->launch_once_for_tools(context, n, reference, {});
+    if (!job.launch_submission_only) driver->launch_once_for_tools(context, n, reference, {});
     driver->launch_once_for_tools(context, n, submission, {});
     send_result(outcome::kCompleted, report);
     return;

@@ -30,6 +30,18 @@ std::optional<std::int64_t> parse_id(const std::string& text) {
   return id;
 }
 
+bool read_language(const nlohmann::json& body, Language& language, std::string& error) {
+  if (!body.contains("language")) return true;
+  const auto named =
+      body["language"].is_string() ? parse_language(body["language"].get<std::string>()) : std::nullopt;
+  if (!named) {
+    error = fmt::format("\"language\" is one of {} (default cuda)", language_list());
+    return false;
+  }
+  language = *named;
+  return true;
+}
+
 }  // namespace api_internal
 
 Api::Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, CourseCatalog& course,
@@ -76,6 +88,9 @@ void Api::register_routes(http::Router& router) {
   router.add("GET", R"(/api/shared/(.*))", route(&Api::open_share));
   // Whoever is signed in: their own account (a learner's or a member of staff's).
   router.add("GET", "/api/me", route(&Api::get_me));
+  // Whoever is signed in, learner or staff: what a source becomes on the machine. Seconds of CPU, so
+  // bounded per account and server-wide (api_assembly.cc); a handler thread, never the event loop.
+  router.add("POST", "/api/assembly", route(&Api::show_assembly));
   // The signed-in learner, about their own account, jobs and drafts.
   router.add("PUT", "/api/me", route(&Api::put_me));
   router.add("POST", "/api/jobs", route(&Api::submit_job));
@@ -83,6 +98,8 @@ void Api::register_routes(http::Router& router) {
   router.add("DELETE", R"(/api/jobs/([^/]+))", route(&Api::withdraw_job));
   router.add("POST", R"(/api/jobs/([^/]+)/ticket)", route(&Api::job_ticket));
   router.add("GET", R"(/api/jobs/([^/]+)/events)", route(&Api::job_events));
+  // Whoever may read the job: its learner, the staff of its learner's class, an administrator.
+  router.add("GET", R"(/api/jobs/([^/]+)/ncu-report)", route(&Api::job_ncu_report));
   router.add("POST", R"(/api/jobs/([^/]+)/share)", route(&Api::create_share));
   router.add("GET", R"(/api/jobs/([^/]+)/share)", route(&Api::get_share));
   router.add("DELETE", R"(/api/jobs/([^/]+)/share)", route(&Api::revoke_share));

@@ -14,6 +14,8 @@
 // - a member of staff (the same header, a staff token): the classes they hold a role in, as that
 //   role allows (serve/classroom.h: a teaching assistant reads, an instructor also changes); an
 //   administrator, every class and the staff accounts.
+// - any signed-in account, a learner's or a member of staff's: what a source becomes on the machine
+//   (POST /api/assembly), which reads and stores nothing of anyone's.
 // A learner never sees another learner's work. An object of a class the caller has no role in
 // answers 404, as one that does not exist; a route for another kind of account answers 403. A token
 // is read from the header only (never the URL, which proxies log); an event stream, which a browser
@@ -31,6 +33,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -158,12 +161,17 @@ class Api {
   void withdraw_job(const Request& request, Response& response);  // DELETE /api/jobs/{id}
   void job_ticket(const Request& request, Response& response);    // POST /api/jobs/{id}/ticket
   void job_events(const Request& request, Response& response);    // GET /api/jobs/{id}/events
+  // GET /api/jobs/{id}/ncu-report: whoever may read the job (its learner, its class's staff, admins).
+  void job_ncu_report(const Request& request, Response& response);
 
   // --- Links to one job (api_shares.cc): made, read and stopped by the job's owner; opened by anyone.
   void create_share(const Request& request, Response& response);  // POST /api/jobs/{id}/share
   void get_share(const Request& request, Response& response);     // GET /api/jobs/{id}/share
   void revoke_share(const Request& request, Response& response);  // DELETE /api/jobs/{id}/share
   void open_share(const Request& request, Response& response);    // GET /api/shared/{token}: anyone
+
+  // --- The machine's view of a source (api_assembly.cc): any signed-in account.
+  void show_assembly(const Request& request, Response& response);  // POST /api/assembly
 
   // The signed-in learner ("Authorization: Bearer <token>"), or nullopt.
   std::optional<Learner> signed_in(const Request& request);
@@ -236,6 +244,10 @@ class Api {
   bool export_worth_recording(const Actor& actor, std::int64_t class_id);
   std::mutex exports_mutex_;
   std::map<std::pair<std::string, std::int64_t>, std::chrono::steady_clock::time_point> last_export_recorded_;
+  // The accounts ("learner:ID", "staff:ID") whose assembly is being compiled now: one each, and a few
+  // in all (api_assembly.cc), as each is seconds of the server's CPU.
+  std::mutex assemblies_mutex_;
+  std::set<std::string> assembling_accounts_;
   // When each client address created its learners in the last hour (oldest first).
   mutable std::mutex new_learners_mutex_;
   std::map<std::string, std::deque<std::chrono::steady_clock::time_point>> new_learners_by_address_;

@@ -8,6 +8,7 @@
 
 #include "common/json_text.h"
 #include "http/message.h"
+#include "stage/language.h"
 
 namespace cudojo::api_internal {
 
@@ -29,5 +30,9 @@ inline void send_error(http::Response& response, int status, const std::string& 
 
 // A positive whole number written plainly ("12", not "+12", "012x" or "1e3"); nullopt otherwise.
 std::optional<std::int64_t> parse_id(const std::string& text);
+
+// A body's optional "language" (cuda when left out) into `language`; false, with the sentence to
+// answer 400 with in `error`, when it is there and names no language.
+bool read_language(const nlohmann::json& body, Language& language, std::string& error);
 
 }  // namespace cudojo::api_internal

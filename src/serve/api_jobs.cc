@@ -1,6 +1,7 @@
 // Job routes, all the signed-in learner's own: submitting (within the queue's limits for the
 // learner, their address and everyone), reading a job, and following it as it is judged: a ticket
-// for the stream (asked for with the token in the header), then the stream itself.
+// for the stream (asked for with the token in the header), then the stream itself. A profiled job's
+// Nsight Compute report is also the class's staff's to download, as the job is theirs to read.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -42,14 +43,12 @@ void Api::submit_job(const Request& request, Response& response) {
   if (source.find('\0') != std::string::npos)
     return send_error(response, 400, "the source holds a NUL character (\\u0000); no compiler takes one");
   Language language = Language::kCuda;
-  if (body.contains("language")) {
-    const auto named =
-        body["language"].is_string() ? parse_language(body["language"].get<std::string>()) : std::nullopt;
-    if (!named)
-      return send_error(response, 400,
-                        fmt::format("\"language\" is one of {} (default cuda)", language_list()));
-    language = *named;
-  }
+  if (std::string error; !api_internal::read_language(body, language, error))
+    return send_error(response, 400, error);
+  // "profile": hot spots and an Nsight Compute report, seconds of the GPU alone: asked for, never assumed.
+  if (body.contains("profile") && !body["profile"].is_boolean())
+    return send_error(response, 400, "\"profile\" is true or false (default false)");
+  const bool profile = body.value("profile", false);
   // Idempotency-Key: the client's name for this submission, so that sending it again after a lost
   // answer (a dropped connection, a 503 while the database restarted) never queues it twice.
   const std::string key = request.header_value("Idempotency-Key");
@@ -63,7 +62,7 @@ void Api::submit_job(const Request& request, Response& response) {
   try {
     queued = store_.submit(
         {learner->id, stage->id, source, std::string(to_string(language)), key,
-         http::address_group(request.client_address)},
+         http::address_group(request.client_address), profile},
         {limits_.max_queue_length, limits_.max_pending_per_learner, limits_.max_pending_per_address});
   } catch (const StoreError& error) {
     return answer_store_error(request, response, error);
@@ -136,6 +135,34 @@ void Api::withdraw_job(const Request& request, Response& response) {
         "this job is being judged or was judged already; only a job still queued can be withdrawn");
   }
   send_json(response, 200, {{"id", job->id}, {"withdrawn", true}});
+}
+
+// Whoever may read the job downloads its report: its learner (not a rejudging's rerun, which is the
+// staff's until applied), the staff of the learner's class (any role: the class job route's reading),
+// an administrator. Anyone else is told there is no such job, as for the job itself.
+void Api::job_ncu_report(const Request& request, Response& response) {
+  const Caller who = caller(request);
+  if (!who.learner && !who.staff) return send_error(response, 401, kSignInFirst);
+  const auto id = parse_id(request.match(1));
+  const auto job = id ? store_.job(*id) : std::nullopt;
+  bool may_read = false;
+  if (job && who.learner) {
+    may_read = job->learner_id == who.learner->id && !job->rejudging_id;
+  } else if (job && who.staff) {
+    may_read = who.staff->admin;
+    for (const auto& held : who.staff->roles) {
+      if (may_read) break;
+      may_read = class_access(*who.staff, held.first) != ClassAccess::kNone &&
+                 store_.classes().roster_entry(held.first, job->learner_id).has_value();
+    }
+  }
+  if (!may_read) return send_error(response, 404, "no such job among those you may read");
+  const auto bytes = job->ncu_report_bytes ? store_.ncu_report(job->id) : std::nullopt;
+  if (!bytes) return send_error(response, 404, "this job has no Nsight Compute report");
+  response.set_header("Content-Disposition",
+                      fmt::format("attachment; filename=\"cudojo-job-{}.ncu-rep\"", job->id));
+  response.set_header("Cache-Control", "private, no-store");
+  response.set_content(*bytes, "application/octet-stream");
 }
 
 json Api::with_version(json shown, const JobRecord& job) {

@@ -1,14 +1,50 @@
 #include "serve/dispatcher.h"
 
 #include <fmt/format.h>
+#include <stdlib.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/json_text.h"
 #include "common/process_registry.h"
 
 namespace cudojo {
+
+namespace {
+
+// A folder of its own (mkdtemp) for one profiled job's Nsight Compute report, removed with whatever
+// is in it when the job is recorded or fails; empty when none could be made (no report is kept).
+struct ReportFolder {
+  std::filesystem::path path;
+  ReportFolder() {
+    std::string name = (std::filesystem::temp_directory_path() / "cudojo-ncu-XXXXXX").string();
+    if (mkdtemp(name.data())) path = name;
+  }
+  ~ReportFolder() {
+    std::error_code ignored;
+    if (!path.empty()) std::filesystem::remove_all(path, ignored);
+  }
+  ReportFolder(const ReportFolder&) = delete;
+  ReportFolder& operator=(const ReportFolder&) = delete;
+};
+
+// The report the judge kept at `file`, when it kept one within the limit the store keeps.
+std::optional<std::string> read_kept_report(const CheckRequest::NcuReportOutcome& outcome,
+                                            const std::string& file) {
+  if (!outcome.kept || outcome.bytes == 0 || outcome.bytes > JudgeLimits{}.max_ncu_report_bytes)
+    return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  if (!in.good() && !in.eof()) return std::nullopt;
+  if (bytes.empty() || bytes.size() > JudgeLimits{}.max_ncu_report_bytes) return std::nullopt;
+  return bytes;
+}
+
+}  // namespace
 
 Dispatcher::Dispatcher(Store& store, CourseCatalog& course, Settings settings)
     : store_(store), course_(course), settings_(std::move(settings)) {}
@@ -136,6 +172,12 @@ void Dispatcher::run_slot(int slot) {
 
 void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& workers) {
   Report report;
+  // A profile (issue #28): hot spots in the report, and the Nsight Compute report written here,
+  // then kept in the store with the job.
+  std::optional<ReportFolder> report_folder;
+  CheckRequest::NcuReportOutcome ncu_outcome;
+  std::string ncu_file;
+  std::optional<std::string> ncu_report;
   // The course as it is now, kept until this job is recorded: a reload meanwhile does not move it.
   const auto course = course_.current();
   const Stage* stage = find_stage(course->stages, job.stage);
@@ -153,6 +195,15 @@ void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& worker
     request.calibration_dir = settings_.calibration_dir;
     request.all_metrics = settings_.all_metrics;
     request.lease = &lease_of(slot);
+    if (job.profile) {
+      request.hot_spots = true;
+      report_folder.emplace();
+      if (!report_folder->path.empty()) {
+        ncu_file = (report_folder->path / fmt::format("cudojo-job-{}.ncu-rep", job.id)).string();
+        request.ncu_report_path = ncu_file;
+        request.ncu_report = &ncu_outcome;
+      }
+    }
     if (last_arch_[slot].size()) request.arch_guess = last_arch_[slot];
     request.on_progress = [&](std::string_view phase) {
       try {
@@ -164,6 +215,12 @@ void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& worker
     };
     report = run_check(request, workers);
     if (!report.compile.arch.empty()) last_arch_[slot] = report.compile.arch;
+    if (!ncu_file.empty()) {
+      ncu_report = read_kept_report(ncu_outcome, ncu_file);
+      if (!ncu_report && !ncu_outcome.note.empty())
+        fmt::print(stderr, "cudojo serve: job {}: no Nsight Compute report kept: {}\n", job.id,
+                   ncu_outcome.note);
+    }
   } catch (const std::exception& error) {
     report = Report{};
     report.stage = job.stage;
@@ -183,14 +240,19 @@ void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& worker
     }
     return;
   }
-  record(job.claim(), report);
+  report_folder.reset();  // the bytes are in memory now
+  record(job.claim(), report, ncu_report);
 }
 
-void Dispatcher::record(const JobClaim& claim, const Report& report) {
+void Dispatcher::record(const JobClaim& claim, const Report& report,
+                        const std::optional<std::string>& ncu_report) {
   const std::string verdict(to_string(report.verdict));
   const std::string report_json = json_text(nlohmann::json(report));
   for (bool said_unavailable = false;;) {
     try {
+      // The report first, under the same claim, so a job is never seen done before its report is.
+      if (ncu_report && !store_.keep_ncu_report(claim, *ncu_report))
+        fmt::print(stderr, "cudojo serve: job {}: its Nsight Compute report was not kept\n", claim.id);
       if (store_.finish(claim, verdict, report_json)) {
         job_changed();
         fmt::print("cudojo serve: job {} recorded: {}\n", claim.id, verdict);

@@ -11,6 +11,10 @@
 // When the store cannot be reached the slots stop claiming and retry; a job judged meanwhile keeps
 // its result in memory and records it once the store answers, unless its lease ran out and another
 // node took it, in which case the result is dropped and said so.
+//
+// A job submitted with "profile" is judged with hot spots (run/hot_spots.h); the Nsight Compute
+// report the judge writes to a temporary folder is kept in the store with the job
+// (Store::keep_ncu_report, under the same claim, before the result), and the folder removed.
 #pragma once
 
 #include <atomic>
@@ -79,8 +83,10 @@ class Dispatcher {
   void run_slot(int slot);
   void run_job(int slot, const JobRecord& job, PreparedWorkers& workers);
   GpuLease& lease_of(int slot) { return *leases_[static_cast<std::size_t>(slot) % leases_.size()]; }
-  // Records a result under the job's claim, retrying while the store cannot be reached.
-  void record(const JobClaim& claim, const Report& report);
+  // Records a result under the job's claim, with the Nsight Compute report of a profiled job when
+  // one was kept, retrying while the store cannot be reached.
+  void record(const JobClaim& claim, const Report& report,
+              const std::optional<std::string>& ncu_report = std::nullopt);
   WorkerSettings worker_settings(int slot) const;
   void job_changed() const {
     if (settings_.on_job_changed) settings_.on_job_changed();

@@ -25,6 +25,9 @@ json job_json(const JobRecord& job, std::int64_t position, bool with_source) {
   } else {
     j["report"] = nullptr;
   }
+  j["profile"] = job.profile;
+  // The Nsight Compute report kept with a profiled job (GET /api/jobs/{id}/ncu-report), or null.
+  j["ncu_report"] = job.ncu_report_bytes ? json{{"bytes", *job.ncu_report_bytes}} : json(nullptr);
   if (with_source) j["source"] = job.source;
   return j;
 }

@@ -25,14 +25,15 @@ Enqueued PostgresStore::submit(const Submission& submission, const QueueLimits& 
       session.run(fmt::format("SELECT pg_advisory_xact_lock({})", kQueueLock));
       if (!submission.client_key.empty()) {
         Rows seen = session.run(
-            "SELECT id, stage = $3 AND source = $4 AND language = $5 FROM jobs"
+            "SELECT id, stage = $3 AND source = $4 AND language = $5 AND profile = $6 FROM jobs"
             " WHERE learner_id = $1 AND client_key = $2",
             Params()
                 .add(submission.learner_id)
                 .add(submission.client_key)
                 .add(submission.stage)
                 .add(submission.source)
-                .add(submission.language));
+                .add(submission.language)
+                .add(submission.profile));
         if (!seen.empty()) {
           if (!seen.boolean(0, 1)) {
             throw StoreError(StoreErrorCode::kKeyReused,
@@ -64,15 +65,17 @@ Enqueued PostgresStore::submit(const Submission& submission, const QueueLimits& 
       }
       Rows inserted = session.run(
           "INSERT INTO jobs (learner_id, stage, source, state, created_at, language, client_key, "
-          "client_address)"
-          " VALUES ($1, $2, $3, 'queued', " CUDOJO_NOW ", $4, NULLIF($5, ''), NULLIF($6, '')) RETURNING id",
+          "client_address, profile)"
+          " VALUES ($1, $2, $3, 'queued', " CUDOJO_NOW
+          ", $4, NULLIF($5, ''), NULLIF($6, ''), $7) RETURNING id",
           Params()
               .add(submission.learner_id)
               .add(submission.stage)
               .add(submission.source)
               .add(submission.language)
               .add(submission.client_key)
-              .add(submission.client_address));
+              .add(submission.client_address)
+              .add(submission.profile));
       session.run(CUDOJO_ANNOUNCE_NEW_JOBS);
       return {inserted.integer(0, 0), false};
     });
@@ -249,11 +252,58 @@ int PostgresStore::requeue_expired() {
 
 std::optional<JobRecord> PostgresStore::job(std::int64_t job_id) {
   return with_session([&](Session& session) -> std::optional<JobRecord> {
-    Rows found = session.run(fmt::format("SELECT {} FROM jobs WHERE id = $1", job_columns("jobs")),
-                             Params().add(job_id));
+    Rows found = session.run(
+        fmt::format("SELECT {}, (SELECT bytes FROM ncu_reports WHERE job_id = $1) FROM jobs WHERE id = $1",
+                    job_columns("jobs")),
+        Params().add(job_id));
     if (found.empty()) return std::nullopt;
-    return read_job(found, 0);
+    JobRecord job = read_job(found, 0);
+    job.ncu_report_bytes = found.optional_integer(0, 17);
+    return job;
   });
+}
+
+// The bytes travel as hex text (every parameter and column here is text), 2 characters a byte.
+bool PostgresStore::keep_ncu_report(const JobClaim& claim, const std::string& bytes) {
+  if (bytes.empty() || bytes.size() > JudgeLimits{}.max_ncu_report_bytes) return false;
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (const unsigned char c : bytes) {
+    hex += "0123456789abcdef"[c >> 4];
+    hex += "0123456789abcdef"[c & 15];
+  }
+  return with_session([&](Session& session) {
+    return session
+               .run(
+                   "INSERT INTO ncu_reports (job_id, bytes, report, kept_at) SELECT id, $4, decode($5, "
+                   "'hex'),"
+                   " " CUDOJO_NOW
+                   " FROM jobs WHERE id = $1 AND state = 'running' AND holder = $2"
+                   " AND attempts = $3 ON CONFLICT (job_id) DO UPDATE SET bytes = excluded.bytes,"
+                   " report = excluded.report, kept_at = excluded.kept_at RETURNING job_id",
+                   Params()
+                       .add(claim.id)
+                       .add(claim.holder)
+                       .add(claim.attempt)
+                       .add(static_cast<std::int64_t>(bytes.size()))
+                       .add(hex))
+               .size() > 0;
+  });
+}
+
+std::optional<std::string> PostgresStore::ncu_report(std::int64_t job_id) {
+  const auto hex = with_session([&](Session& session) -> std::optional<std::string> {
+    Rows found =
+        session.run("SELECT encode(report, 'hex') FROM ncu_reports WHERE job_id = $1", Params().add(job_id));
+    if (found.empty()) return std::nullopt;
+    return found.text(0, 0);
+  });
+  if (!hex) return std::nullopt;
+  auto nibble = [](char c) { return c <= '9' ? c - '0' : c - 'a' + 10; };
+  std::string bytes(hex->size() / 2, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = static_cast<char>(nibble((*hex)[2 * i]) << 4 | nibble((*hex)[2 * i + 1]));
+  return bytes;
 }
 
 std::vector<JobProgress> PostgresStore::job_progress(const std::vector<std::int64_t>& job_ids) {

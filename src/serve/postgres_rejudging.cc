@@ -91,8 +91,8 @@ Rejudging PostgresStore::create_rejudging(const RejudgeFilter& filter, const std
                       .add(reason))
               .integer(0, 0);
       session.run(fmt::format("INSERT INTO jobs (learner_id, stage, source, state, created_at, language,"
-                              " rejudging_id, rejudges_job) SELECT j.learner_id, j.stage, j.source, 'queued',"
-                              " " CUDOJO_NOW ", j.language, $8, j.id FROM jobs AS j"
+                              " rejudging_id, rejudges_job, profile) SELECT j.learner_id, j.stage, j.source,"
+                              " 'queued', " CUDOJO_NOW ", j.language, $8, j.id, j.profile FROM jobs AS j"
                               " JOIN learners AS l ON l.id = j.learner_id WHERE {} ORDER BY j.id",
                               kFilterCondition),
                   filter_params(filter).add(made));
@@ -209,6 +209,22 @@ std::optional<Rejudging> PostgresStore::end_rejudging(std::int64_t rejudging_id,
             " UPDATE jobs SET verdict = p.old_verdict, report = p.old_report FROM pairs AS p"
             " WHERE jobs.id = p.rerun",
             Params().add(rejudging_id));
+        // Each Nsight Compute report stays with the verdict it came with: per pair that has one, as
+        // job_id is unique row by row, the original's steps aside (NULL, held by its id) while the
+        // rerun's takes its place.
+        Rows profiled = session.run(
+            "SELECT r.id, r.rejudges_job, (SELECT n.id FROM ncu_reports AS n WHERE n.job_id = r.rejudges_job)"
+            " FROM jobs AS r WHERE r.rejudging_id = $1 AND EXISTS (SELECT 1 FROM ncu_reports AS n"
+            " WHERE n.job_id IN (r.id, r.rejudges_job))",
+            Params().add(rejudging_id));
+        for (int row = 0; row < profiled.size(); ++row) {
+          const auto aside = profiled.optional_integer(row, 2);
+          session.run("UPDATE ncu_reports SET job_id = NULL WHERE id = $1", Params().add(aside));
+          session.run("UPDATE ncu_reports SET job_id = $1 WHERE job_id = $2",
+                      Params().add(profiled.integer(row, 1)).add(profiled.integer(row, 0)));
+          session.run("UPDATE ncu_reports SET job_id = $1 WHERE id = $2",
+                      Params().add(profiled.integer(row, 0)).add(aside));
+        }
       } else {
         session.run("DELETE FROM jobs WHERE rejudging_id = $1", Params().add(rejudging_id));
       }

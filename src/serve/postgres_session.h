@@ -133,9 +133,9 @@ class Params {
 // The columns every job query selects, in this order (read_job's), qualified by `table`.
 inline std::string job_columns(std::string_view table) {
   std::string columns;
-  for (const char* column :
-       {"id", "learner_id", "stage", "source", "state", "phase", "attempts", "verdict", "report",
-        "created_at", "started_at", "finished_at", "language", "holder", "lease_until", "rejudging_id"}) {
+  for (const char* column : {"id", "learner_id", "stage", "source", "state", "phase", "attempts", "verdict",
+                             "report", "created_at", "started_at", "finished_at", "language", "holder",
+                             "lease_until", "rejudging_id", "profile"}) {
     if (!columns.empty()) columns += ", ";
     columns += fmt::format("{}.{}", table, column);
   }
@@ -166,6 +166,7 @@ inline JobRecord read_job(const Rows& rows, int row) {
   job.holder = rows.optional_text(row, 13);
   job.lease_until = rows.optional_real(row, 14);
   job.rejudging_id = rows.optional_integer(row, 15);
+  job.profile = rows.boolean(row, 16);
   return job;
 }
 

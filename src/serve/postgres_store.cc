@@ -126,6 +126,12 @@ const std::vector<const char*> kMigrations = {
     " learner_id BIGINT NOT NULL REFERENCES learners(id), token_sha256 TEXT NOT NULL UNIQUE,"
     " created_at DOUBLE PRECISION NOT NULL, revoked_at DOUBLE PRECISION);"
     "CREATE INDEX job_shares_live ON job_shares (learner_id) WHERE revoked_at IS NULL;",
+    // 7: a profile asked for (issue #28) and the Nsight Compute report a profiled job kept, as
+    // SQLite's step 9 (job_id NULL only while an applied rejudging swaps two jobs' reports).
+    "ALTER TABLE jobs ADD COLUMN profile BOOLEAN NOT NULL DEFAULT FALSE;"
+    "CREATE TABLE ncu_reports (id BIGSERIAL PRIMARY KEY,"
+    " job_id BIGINT UNIQUE REFERENCES jobs(id) ON DELETE CASCADE, bytes BIGINT NOT NULL,"
+    " report BYTEA NOT NULL, kept_at DOUBLE PRECISION NOT NULL);",
 };
 
 }  // namespace

@@ -61,6 +61,8 @@ class PostgresStore final : public Store, public ClassStore, public RejudgeStore
   int requeue_interrupted() override { return requeue_expired(); }
 
   std::optional<JobRecord> job(std::int64_t job_id) override;
+  bool keep_ncu_report(const JobClaim& claim, const std::string& bytes) override;
+  std::optional<std::string> ncu_report(std::int64_t job_id) override;
   std::vector<JobProgress> job_progress(const std::vector<std::int64_t>& job_ids) override;
   std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
                                   std::optional<std::int64_t> before) override;

@@ -28,11 +28,12 @@ Enqueued SqliteStore::submit(const Submission& submission, const QueueLimits& li
   try {
     if (!submission.client_key.empty()) {
       Statement seen(db_,
-                     "SELECT id, stage, source, language FROM jobs WHERE learner_id = ? AND client_key = ?");
+                     "SELECT id, stage, source, language, profile FROM jobs WHERE learner_id = ? AND"
+                     " client_key = ?");
       seen.bind(1, submission.learner_id).bind(2, submission.client_key);
       if (seen.step()) {
         const bool same = seen.text(1) == submission.stage && seen.text(2) == submission.source &&
-                          seen.text(3) == submission.language;
+                          seen.text(3) == submission.language && (seen.integer(4) != 0) == submission.profile;
         const std::int64_t id = seen.integer(0);
         if (!same) {
           throw StoreError(
@@ -63,12 +64,13 @@ Enqueued SqliteStore::submit(const Submission& submission, const QueueLimits& li
     if (!submission.client_address.empty() && counts.integer(2) >= limits.max_pending_per_address) {
       throw StoreError(StoreErrorCode::kAddressBusy, store_internal::address_busy_message(counts.integer(2)));
     }
-    Statement insert(db_,
-                     "INSERT INTO jobs (learner_id, stage, source, state, created_at, language, client_key,"
-                     " client_address) VALUES (?, ?, ?, 'queued', ?, ?, NULLIF(?, ''), NULLIF(?, ''))");
+    Statement insert(
+        db_,
+        "INSERT INTO jobs (learner_id, stage, source, state, created_at, language, client_key,"
+        " client_address, profile) VALUES (?, ?, ?, 'queued', ?, ?, NULLIF(?, ''), NULLIF(?, ''), ?)");
     insert.bind(1, submission.learner_id).bind(2, submission.stage).bind(3, submission.source);
     insert.bind(4, now_seconds()).bind(5, submission.language).bind(6, submission.client_key);
-    insert.bind(7, submission.client_address);
+    insert.bind(7, submission.client_address).bind(8, std::int64_t{submission.profile ? 1 : 0});
     insert.step();
     const std::int64_t id = sqlite3_last_insert_rowid(db_);
     execute("COMMIT");
@@ -258,10 +260,56 @@ int SqliteStore::requeue_interrupted() {
 
 std::optional<JobRecord> SqliteStore::job(std::int64_t job_id) {
   std::lock_guard lock(mutex_);
-  Statement query(db_, fmt::format("SELECT {} FROM jobs WHERE id = ?", kJobColumns).c_str());
+  Statement query(
+      db_, fmt::format("SELECT {}, (SELECT bytes FROM ncu_reports WHERE job_id = ?1) FROM jobs WHERE id = ?1",
+                       kJobColumns)
+               .c_str());
   query.bind(1, job_id);
   if (!query.step()) return std::nullopt;
-  return read_job(query);
+  JobRecord job = read_job(query);
+  job.ncu_report_bytes = query.optional_integer(17);
+  return job;
+}
+
+bool SqliteStore::keep_ncu_report(const JobClaim& claim, const std::string& bytes) {
+  if (bytes.empty() || bytes.size() > JudgeLimits{}.max_ncu_report_bytes) return false;
+  std::lock_guard lock(mutex_);
+  Statement keep(db_,
+                 "INSERT INTO ncu_reports (job_id, bytes, report, kept_at) SELECT id, ?, ?, ? FROM jobs"
+                 " WHERE id = ? AND state = 'running' AND holder = ? AND attempts = ?"
+                 " ON CONFLICT (job_id) DO UPDATE SET bytes = excluded.bytes, report = excluded.report,"
+                 " kept_at = excluded.kept_at");
+  keep.bind(1, static_cast<std::int64_t>(bytes.size())).bind_blob(2, bytes).bind(3, now_seconds());
+  keep.bind(4, claim.id).bind(5, claim.holder).bind(6, std::int64_t{claim.attempt});
+  keep.step();
+  return sqlite3_changes(db_) > 0;
+}
+
+std::optional<std::string> SqliteStore::ncu_report(std::int64_t job_id) {
+  std::lock_guard lock(mutex_);
+  Statement query(db_, "SELECT report FROM ncu_reports WHERE job_id = ?");
+  query.bind(1, job_id);
+  if (!query.step()) return std::nullopt;
+  return query.blob(0);
+}
+
+void SqliteStore::swap_ncu_reports(std::int64_t first, std::int64_t second) {
+  // job_id is unique: the first's row steps aside (NULL) while the second's takes its place.
+  std::optional<std::int64_t> aside;
+  {
+    Statement find(db_, "SELECT id FROM ncu_reports WHERE job_id = ?");
+    find.bind(1, first);
+    if (find.step()) aside = find.integer(0);
+  }
+  Statement clear(db_, "UPDATE ncu_reports SET job_id = NULL WHERE id = ?");
+  clear.bind(1, aside);
+  clear.step();
+  Statement move(db_, "UPDATE ncu_reports SET job_id = ? WHERE job_id = ?");
+  move.bind(1, first).bind(2, second);
+  move.step();
+  Statement back(db_, "UPDATE ncu_reports SET job_id = ? WHERE id = ?");
+  back.bind(1, second).bind(2, aside);
+  back.step();
 }
 
 std::vector<JobProgress> SqliteStore::job_progress(const std::vector<std::int64_t>& job_ids) {

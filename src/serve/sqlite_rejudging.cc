@@ -84,8 +84,8 @@ Rejudging SqliteStore::create_rejudging(const RejudgeFilter& filter, const std::
     // ?8 is the new rejudging; the reruns are queued now, behind every learner's job.
     Statement reruns(db_,
                      fmt::format("INSERT INTO jobs (learner_id, stage, source, state, created_at, language,"
-                                 " rejudging_id, rejudges_job) SELECT j.learner_id, j.stage, j.source,"
-                                 " 'queued', ?9, j.language, ?8, j.id FROM jobs AS j"
+                                 " rejudging_id, rejudges_job, profile) SELECT j.learner_id, j.stage,"
+                                 " j.source, 'queued', ?9, j.language, ?8, j.id, j.profile FROM jobs AS j"
                                  " JOIN learners AS l ON l.id = j.learner_id WHERE {} ORDER BY j.id",
                                  kFilterCondition)
                          .c_str());
@@ -210,6 +210,7 @@ std::optional<Rejudging> SqliteStore::end_rejudging(std::int64_t rejudging_id, c
         Statement keep(db_, "UPDATE jobs SET verdict = ?2, report = ?3 WHERE id = ?1");
         keep.bind(1, rerun).bind(2, old_verdict).bind(3, old_report);
         keep.step();
+        swap_ncu_reports(original, rerun);  // each report stays with the verdict it came with
       }
     } else {
       Statement drop(db_, "DELETE FROM jobs WHERE rejudging_id = ?");

@@ -40,6 +40,10 @@ class Statement {
     sqlite3_bind_text(statement_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
     return *this;
   }
+  Statement& bind_blob(int index, const std::string& bytes) {
+    sqlite3_bind_blob64(statement_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+    return *this;
+  }
   // NULL for nullopt.
   Statement& bind(int index, const std::optional<std::string>& value) {
     if (value) return bind(index, *value);
@@ -63,6 +67,10 @@ class Statement {
   bool is_null(int column) const { return sqlite3_column_type(statement_, column) == SQLITE_NULL; }
   std::string text(int column) const {
     const auto* data = reinterpret_cast<const char*>(sqlite3_column_text(statement_, column));
+    return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))) : "";
+  }
+  std::string blob(int column) const {
+    const auto* data = static_cast<const char*>(sqlite3_column_blob(statement_, column));
     return data ? std::string(data, static_cast<std::size_t>(sqlite3_column_bytes(statement_, column))) : "";
   }
   std::optional<std::string> optional_text(int column) const {
@@ -89,7 +97,7 @@ inline std::string report_number(const char* column, const char* path) {
 // The columns every job query selects, in this order.
 inline constexpr const char* kJobColumns =
     "id, learner_id, stage, source, state, phase, attempts, verdict, report, created_at, started_at, "
-    "finished_at, language, holder, lease_until, rejudging_id";
+    "finished_at, language, holder, lease_until, rejudging_id, profile";
 
 inline JobState parse_state(const std::string& text) {
   if (text == "running") return JobState::kRunning;
@@ -115,6 +123,7 @@ inline JobRecord read_job(const Statement& row) {
   job.holder = row.optional_text(13);
   job.lease_until = row.optional_real(14);
   job.rejudging_id = row.optional_integer(15);
+  job.profile = row.integer(16) != 0;
   return job;
 }
 

@@ -84,12 +84,13 @@ SqliteStore::~SqliteStore() { sqlite3_close(db_); }
 // server, and keeps each finished job's gate figures in columns (filled from the stored reports);
 // 7 adds rejudgings (serve/store_rejudging.h: jobs.rejudging_id, rejudges_job) and each job's stage
 // version (jobs.stage_version, read from its report like the figures); 8 adds job_shares (links to
-// one job, serve/store_shares.h).
-// Steps up to 5 only add, and run again harmlessly; 6 rebuilds the learners table (SQLite cannot
+// one job, serve/store_shares.h); 9 adds jobs.profile (a profile asked for, issue #28) and
+// ncu_reports (the Nsight Compute report a profiled job kept, dropped with its job).
+// Steps up to 5, and 9, only add, and run again harmlessly; 6 rebuilds the learners table (SQLite cannot
 // drop its old UNIQUE), so it runs only on a database older than it. Everything runs in one
 // transaction, with foreign keys checked before it commits.
 void SqliteStore::migrate() {
-  constexpr std::int64_t kCurrentVersion = 8;
+  constexpr std::int64_t kCurrentVersion = 9;
   // Read and finished at once: a statement left open would keep DROP TABLE below from running.
   const std::int64_t version = [this] {
     Statement version_query(db_, "PRAGMA user_version");
@@ -128,6 +129,12 @@ void SqliteStore::migrate() {
     add_column("jobs", "client_key", "TEXT");
     // No index: submit counts an address's jobs in the scan of pending jobs it makes anyway.
     add_column("jobs", "client_address", "TEXT");
+    add_column("jobs", "profile", "INTEGER NOT NULL DEFAULT 0");
+    // job_id may be NULL for a moment only: while an applied rejudging swaps two jobs' reports.
+    execute(
+        "CREATE TABLE IF NOT EXISTS ncu_reports (id INTEGER PRIMARY KEY,"
+        " job_id INTEGER UNIQUE REFERENCES jobs(id) ON DELETE CASCADE, bytes INTEGER NOT NULL,"
+        " report BLOB NOT NULL, kept_at REAL NOT NULL)");
     execute(
         "CREATE UNIQUE INDEX IF NOT EXISTS jobs_by_client_key ON jobs(learner_id, client_key)"
         " WHERE client_key IS NOT NULL");

@@ -47,6 +47,8 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore, 
   int requeue_interrupted() override;
 
   std::optional<JobRecord> job(std::int64_t job_id) override;
+  bool keep_ncu_report(const JobClaim& claim, const std::string& bytes) override;
+  std::optional<std::string> ncu_report(std::int64_t job_id) override;
   std::vector<JobProgress> job_progress(const std::vector<std::int64_t>& job_ids) override;
   std::vector<JobSummary> history(std::int64_t learner_id, const std::optional<std::string>& stage, int limit,
                                   std::optional<std::int64_t> before) override;
@@ -135,6 +137,8 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore, 
   void keep_an_instructor(std::int64_t class_id, std::int64_t staff_id);
   // The staff account with the roles it holds (the mutex held).
   std::optional<StaffAccount> staff_where(const char* condition, const std::string& value);
+  // Swaps two jobs' Nsight Compute reports (either may have none), inside the caller's transaction.
+  void swap_ncu_reports(std::int64_t first, std::int64_t second);
   // Requeues running jobs matching `where` (SQL over jobs), failing those started too often.
   int take_back_running(const char* where, const std::string& phase);
   sqlite3* db_ = nullptr;

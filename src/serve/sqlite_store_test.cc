@@ -66,7 +66,7 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseIsMigrated) {
   EXPECT_EQ(ada->name, "ada");
   EXPECT_EQ(store.job(1)->language, "python");
   EXPECT_TRUE(store.set_leaderboard(1, true)->leaderboard);
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "8");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
   EXPECT_EQ(ada->class_id, store.classes().default_class().id);
   EXPECT_FALSE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
   EXPECT_TRUE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
@@ -85,7 +85,7 @@ TEST_F(SqliteStoreTest, AVersionFiveDatabaseKeepsItsLearnersInTheDefaultClass) {
                   " report) VALUES (3, 7, 'reduction/3', 'x', 'done', 0, 1, 'accepted',"
                   " '{\"verdict\": \"accepted\", \"metrics\": {\"time_ratio\": 0.75}}');");
   Store& store = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "8");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
   expect_classes_after_migration(store, token, 7, 3);
   // The rebuild switched foreign keys off for its length only: a draft of no learner is refused.
   EXPECT_EQ(error_code([&] {
@@ -130,9 +130,35 @@ TEST_F(SqliteStoreTest, AVersionFourDatabaseGainsTheClientAddress) {
       "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'client_address'";
   ASSERT_EQ(testing::sql_value(location_, has_column), "0");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "8");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
   EXPECT_EQ(testing::sql_value(location_, has_column), "1");
   expect_address_cap_after_migration(migrated, 1, 1);
+}
+
+// A database of schema version 8 (before profiles) gains jobs.profile and the reports' table at
+// open: its jobs were not profiled, and a profiled job keeps its report.
+TEST_F(SqliteStoreTest, AVersionEightDatabaseGainsProfiledJobsAndTheirReports) {
+  std::int64_t learner = 0, old_job = 0;
+  {
+    Store& made = reopen();
+    learner = made.create_learner("ada").learner.id;
+    old_job = made.enqueue(learner, "reduction/3", "kept");
+  }
+  store_.reset();
+  for (const char* sql :
+       {"DROP TABLE ncu_reports", "ALTER TABLE jobs DROP COLUMN profile", "PRAGMA user_version = 8"})
+    ASSERT_EQ(testing::sql_value(location_, sql), "") << sql;
+  Store& migrated = reopen();
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
+  EXPECT_FALSE(migrated.job(old_job)->profile);
+  Submission profiled{learner, "reduction/3", "new", "cuda", "", ""};
+  profiled.profile = true;
+  const auto id = migrated.submit(profiled).id;
+  migrated.claim_next(kNode, kLease);  // the old job, first in the queue
+  const auto claimed = migrated.claim_next(kNode, kLease);
+  ASSERT_TRUE(claimed && claimed->id == id && claimed->profile);
+  EXPECT_TRUE(migrated.keep_ncu_report(claimed->claim(), "NVIDIA Nsight Compute report"));
+  EXPECT_EQ(migrated.ncu_report(id), std::optional<std::string>("NVIDIA Nsight Compute report"));
 }
 
 // A database newer than this build's is refused, never written to.

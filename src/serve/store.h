@@ -173,6 +173,9 @@ struct Submission {
   // The address the request came from (behind a trusted proxy, the one it named): the queue's
   // share per address is counted over it. Empty: unknown (a job queued by a tool, not a client).
   std::string client_address;
+  // Profile the kernel once it passes the tests: hot spots per line and an Nsight Compute report
+  // (issue #28; seconds of the GPU alone, so only when asked).
+  bool profile = false;
 };
 
 struct Enqueued {
@@ -198,6 +201,10 @@ struct JobRecord {
   std::optional<double> lease_until;  // when its holder's lease ends (while running)
   // Set on a rerun of a rejudging (serve/store_rejudging.h): never shown to a learner as theirs.
   std::optional<std::int64_t> rejudging_id;
+  bool profile = false;  // Submission::profile, kept by a rejudging's reruns
+  // The size of the Nsight Compute report kept with the job (keep_ncu_report); read by job() only,
+  // nullopt elsewhere and when none is kept.
+  std::optional<std::int64_t> ncu_report_bytes;
 
   JobClaim claim() const { return {id, holder.value_or(""), attempts}; }
 };
@@ -302,6 +309,14 @@ class Store {
   virtual int requeue_interrupted() = 0;
 
   virtual std::optional<JobRecord> job(std::int64_t job_id) = 0;
+  // A profiled job's Nsight Compute report (an .ncu-rep file's bytes), kept in the database so any
+  // node serves it; one per job, replaced by a later one, dropped with its job (a withdrawal, a
+  // cancelled rejudging's reruns) and swapped with the verdicts when a rejudging is applied. Kept
+  // only under the current claim, before `finish`; false when the claim is not current or the report
+  // is empty or over JudgeLimits::max_ncu_report_bytes.
+  virtual bool keep_ncu_report(const JobClaim& claim, const std::string& bytes) = 0;
+  // The report's bytes; nullopt when the job has none.
+  virtual std::optional<std::string> ncu_report(std::int64_t job_id) = 0;
   // The progress of each of `job_ids` that exists (unknown ids are left out; any order), in a fixed
   // number of queries however many ids there are: the event streams read every open stream's job
   // with one call per poll.

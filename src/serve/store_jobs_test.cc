@@ -1,6 +1,7 @@
 // Store tests of the jobs' lives, on both stores: claimed in order and round robin, never by two
 // judges at once, recorded only under the current claim, leases renewed or lapsed, jobs taken back
-// after a restart, and the nodes that hold them.
+// after a restart, and the nodes that hold them; a profiled job's Nsight Compute report, kept under
+// its claim within the size limit.
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -293,6 +294,54 @@ TEST_P(StoreTest, JobProgressAnswersAThousandJobsInOneCall) {
     ASSERT_EQ(progress[ids[place]].position, static_cast<std::int64_t>(place) - 2) << "job " << ids[place];
   }
   EXPECT_EQ(progress[ids[999]].position, store.queue_position(ids[999]));
+}
+
+// A profiled job's Nsight Compute report: its bytes as they were (NULs, every byte value), kept only
+// under the job's current claim, replaced by a later one, never empty or over the limit.
+TEST_P(StoreTest, AProfiledJobKeepsItsNcuReportUnderItsClaimWithinTheLimit) {
+  Store& store = reopen();
+  const auto learner = store.create_learner("ada").learner.id;
+  const auto plain = store.enqueue(learner, "reduction/3", "a");
+  Submission asked{learner, "reduction/3", "b", "cuda", "", ""};
+  asked.profile = true;
+  const auto profiled = store.submit(asked).id;
+  EXPECT_FALSE(store.job(plain)->profile);
+  EXPECT_TRUE(store.job(profiled)->profile);
+  EXPECT_EQ(store.job(profiled)->ncu_report_bytes, std::nullopt);
+  const auto first = store.claim_next(kNode, kLease);
+  ASSERT_TRUE(first && first->id == plain && !first->profile);
+  const auto claimed = store.claim_next(kNode, kLease);
+  ASSERT_TRUE(claimed && claimed->id == profiled && claimed->profile);
+
+  std::string bytes;
+  for (int i = 0; i < 4096; ++i) bytes += static_cast<char>(i % 256);
+  EXPECT_FALSE(store.keep_ncu_report({profiled, "another-node#2", claimed->attempts}, bytes));
+  EXPECT_FALSE(store.keep_ncu_report({profiled, kNode, claimed->attempts + 1}, bytes));
+  EXPECT_EQ(store.ncu_report(profiled), std::nullopt) << "kept under a claim that is not current";
+  EXPECT_FALSE(store.keep_ncu_report(claimed->claim(), ""));
+  const std::string over(JudgeLimits{}.max_ncu_report_bytes + 1, 'x');
+  EXPECT_FALSE(store.keep_ncu_report(claimed->claim(), over));
+  EXPECT_EQ(store.ncu_report(profiled), std::nullopt) << "a report over the limit was kept";
+
+  EXPECT_TRUE(store.keep_ncu_report(claimed->claim(), "an earlier report"));
+  EXPECT_TRUE(store.keep_ncu_report(claimed->claim(), bytes));  // replaces it
+  EXPECT_TRUE(store.finish(claimed->claim(), "accepted", "{}"));
+  EXPECT_EQ(store.ncu_report(profiled), std::optional<std::string>(bytes));
+  EXPECT_EQ(store.job(profiled)->ncu_report_bytes, std::optional<std::int64_t>(4096));
+  EXPECT_EQ(store.ncu_report(plain), std::nullopt);
+  EXPECT_EQ(store.job(plain)->ncu_report_bytes, std::nullopt);
+  EXPECT_FALSE(store.keep_ncu_report(claimed->claim(), "after the result")) << "the job is done";
+  EXPECT_EQ(another().ncu_report(profiled), std::optional<std::string>(bytes)) << "seen by another node";
+
+  // Exactly the limit is kept.
+  const auto largest = store.submit({learner, "reduction/3", "c", "cuda", "", ""}).id;
+  const auto third = store.claim_next(kNode, kLease);
+  ASSERT_TRUE(third && third->id == largest);
+  const std::string limit(JudgeLimits{}.max_ncu_report_bytes, 'r');
+  EXPECT_TRUE(store.keep_ncu_report(third->claim(), limit));
+  EXPECT_EQ(store.job(largest)->ncu_report_bytes,
+            std::optional<std::int64_t>(static_cast<std::int64_t>(limit.size())));
+  EXPECT_EQ(store.ncu_report(largest)->size(), limit.size());
 }
 
 }  // namespace cudojo::store_test

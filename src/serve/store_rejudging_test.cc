@@ -256,4 +256,50 @@ TEST_P(StoreTest, ApplyIsRefusedWhenARerunGotNoVerdictOnTheKernelOrVersionsDiffe
             StoreErrorCode::kConflict);
 }
 
+// A rerun is profiled as its job was; applied, each job's Nsight Compute report moves with the
+// verdict it came with; cancelled, the reruns' reports go with them.
+TEST_P(StoreTest, RerunsKeepTheProfileFlagAndTheirReportsFollowTheVerdicts) {
+  Store& store = reopen();
+  const auto ada = store.create_learner("ada").learner.id;
+  Submission asked{ada, "reduction/3", "profiled", "cuda", "", ""};
+  asked.profile = true;
+  const auto original = store.submit(asked).id;
+  const auto plain = store.enqueue(ada, "reduction/3", "plain");
+  for (int i = 0; i < 2; ++i) {
+    const auto claimed = store.claim_next(kNode, kLease);
+    ASSERT_TRUE(claimed);
+    if (claimed->profile) EXPECT_TRUE(store.keep_ncu_report(claimed->claim(), "report of the original"));
+    EXPECT_TRUE(store.finish(claimed->claim(), "accepted", "{}"));
+  }
+  const std::string count_reports = "SELECT COUNT(*) FROM ncu_reports";
+  for (const bool apply : {false, true}) {
+    const Rejudging made = store.rejudgings().create_rejudging(stage_filter(), "{}", "again", 100,
+                                                               rejudge_note("rejudging.create"));
+    std::int64_t rerun = 0;
+    for (int i = 0; i < 2; ++i) {
+      const auto claimed = store.claim_next(kNode, kLease);
+      ASSERT_TRUE(claimed && claimed->rejudging_id == made.id);
+      const auto of = store.job(claimed->id);
+      ASSERT_TRUE(of);
+      if (claimed->profile) {
+        rerun = claimed->id;
+        EXPECT_TRUE(store.keep_ncu_report(claimed->claim(), "report of the rerun"));
+      }
+      EXPECT_TRUE(store.finish(claimed->claim(), "too_slow", "{}"));
+    }
+    ASSERT_GT(rerun, 0) << "the profiled job's rerun was not profiled";
+    EXPECT_EQ(testing::sql_value(location_, count_reports), "2");
+    if (!apply) {
+      ASSERT_TRUE(store.rejudgings().cancel_rejudging(made.id, rejudge_note("rejudging.cancel")));
+      EXPECT_EQ(testing::sql_value(location_, count_reports), "1") << "a cancelled rerun's report stayed";
+      EXPECT_EQ(store.ncu_report(original), std::optional<std::string>("report of the original"));
+      continue;
+    }
+    ASSERT_TRUE(store.rejudgings().apply_rejudging(made.id, rejudge_note("rejudging.apply")));
+    EXPECT_EQ(store.ncu_report(original), std::optional<std::string>("report of the rerun"));
+    EXPECT_EQ(store.ncu_report(rerun), std::optional<std::string>("report of the original"));
+    EXPECT_EQ(store.ncu_report(plain), std::nullopt);
+  }
+}
+
 }  // namespace cudojo::store_test

@@ -81,6 +81,10 @@ bool WatchedStore::finish(const JobClaim& claim, const std::string& verdict, con
   return watched([&] { return store_.finish(claim, verdict, report_json); }, [](bool done) { return done; });
 }
 
+bool WatchedStore::keep_ncu_report(const JobClaim& claim, const std::string& bytes) {
+  return watched([&] { return store_.keep_ncu_report(claim, bytes); }, [](bool kept) { return kept; });
+}
+
 bool WatchedStore::requeue(const JobClaim& claim, const std::string& phase) {
   return watched([&] { return store_.requeue(claim, phase); }, [](bool moved) { return moved; });
 }

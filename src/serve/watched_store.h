@@ -51,6 +51,8 @@ class WatchedStore final : public Store {
   int requeue_expired() override;
   int requeue_interrupted() override;
   std::optional<JobRecord> job(std::int64_t job_id) override { return store_.job(job_id); }
+  bool keep_ncu_report(const JobClaim& claim, const std::string& bytes) override;
+  std::optional<std::string> ncu_report(std::int64_t job_id) override { return store_.ncu_report(job_id); }
   std::vector<JobProgress> job_progress(const std::vector<std::int64_t>& job_ids) override {
     return store_.job_progress(job_ids);
   }

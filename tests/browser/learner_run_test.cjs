@@ -14,11 +14,16 @@
 //    Result tab, backticks as code, the hint for NVRTC's `expected a ";"`; the leaderboard names
 //    each entry's GPU and marks the learner's own row.
 // 4. History: a chart of the learner's time ratios on the stage; two runs' figures side by side.
+// 5. A profiled run (issue #28): the Profile box sends "profile"; once the job is done with hot spots
+//    (written into the server's store as a GPU machine's judge leaves it: no GPU here), the Result tab
+//    lists the five hottest lines, the gutter marks each line with samples by its share, and the
+//    Nsight Compute report downloads from the server under its name.
 // Each state at 1400x900 and 420 px, light and dark, with axe; screenshots in OUT_DIR.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
 const serve = require("./serve.cjs");
+const { execFileSync } = require("node:child_process");
 const { expect } = require("./checks.cjs");
 const steps = require("./learner_steps.cjs");
 const { signUp, openStage } = steps;
@@ -289,7 +294,83 @@ async function checkProgressAndCompare(browser, url) {
   }
 }
 
-serve.runBrowserTest(binary, webDir, async ({ url, browser }) => {
+// Runs [sql, params] statements on the server's SQLite file in one transaction (as rejudge_test.cjs).
+function sql(dataDir, statements) {
+  const script = "import json, sqlite3, sys\ndb = sqlite3.connect(sys.argv[1], timeout=10)\n" +
+    "for query, params in json.load(sys.stdin): db.execute(query, params)\ndb.commit()\n";
+  execFileSync("python3", ["-c", script, path.join(dataDir, "cudojo.sqlite3")], { input: JSON.stringify(statements) });
+}
+
+// 5. A profiled run: the flag sent, the hottest lines listed, the gutter's heat marks, the download.
+async function checkHotSpots(browser, url, dataDir) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true, acceptDownloads: true });
+  const page = await context.newPage();
+  try {
+    await page.goto(url);
+    await signUp(page, "profiling learner");
+    await openStage(page, "reduction/2");
+    const source = Array.from({ length: 12 }, (_, i) => `// line ${i + 1} of the kernel`).join("\n");
+    await page.evaluate((text) => window.cudojoEditor.setValue(text), source);
+    expect(!(await page.isChecked("#profile")), "Profile is off until asked for");
+    await page.check("#profile");
+    const posted = page.waitForRequest((r) => r.url().endsWith("/api/jobs") && r.method() === "POST");
+    const job = await runAndGetJob(page);
+    expect(JSON.parse((await posted).postData()).profile === true, "the Profile box sends profile: true");
+    expect((await asLearner(page, `/api/jobs/${job.id}`)).body.profile === true, "the server keeps the job's profile flag");
+
+    // The judge's part: six lines with samples (shares 0.6 .. 0.02), and a report of 1000 bytes.
+    const shares = [[7, 0.6], [9, 0.2], [3, 0.1], [10, 0.05], [11, 0.03], [2, 0.02]];
+    const lines = shares.map(([line, share]) => ({ line, text: `// line ${line} of the kernel`, samples: Math.round(share * 1000),
+      share, instructions: 64, stall: "long_scoreboard", stall_words: "waiting for global memory (long scoreboard)", stall_share: 0.7 }));
+    const report = { verdict: "too_slow", stage: "reduction/2", language: "cuda", message: "Correct, but too slow.",
+      compile: { ok: true, log: "", diagnostics: [] }, tests: [], findings: [], metrics: { time_ratio: 3.2 }, gate: null,
+      output: { captured: "", truncated: false, bytes: 0 }, hot_spots: { lines, samples: 1000, drain_samples: 0, note: "", ms: 2100 } };
+    const bytes = Buffer.from(Array.from({ length: 1000 }, (_, i) => i % 256));
+    sql(dataDir, [["INSERT INTO ncu_reports (job_id, bytes, report, kept_at) VALUES (?, 1000, X'" + bytes.toString("hex") + "', 0)", [job.id]],
+                  ["UPDATE jobs SET state = 'done', phase = 'done', attempts = 1, verdict = 'too_slow', report = ?, started_at = ?," +
+                   " finished_at = ? WHERE id = ?", [JSON.stringify(report), Date.now() / 1000, Date.now() / 1000, job.id]]]);
+
+    await page.waitForSelector("#tab-result .hot-spots table.hot-lines", { timeout: 15000 });
+    const rows = await page.locator("#tab-result tr.hot-line").evaluateAll((trs) => trs.map((tr) => tr.textContent));
+    expect(rows.length === 5, `the five hottest lines, not all six (${rows.length})`);
+    expect(/^60%line 7\/\/ line 7 of the kernelwaiting for global memory/.test(rows[0]), `the hottest first: share, line, text, stall (${rows[0]})`);
+    const marks = await page.locator(".CodeMirror .heat-mark").evaluateAll((spans) => spans.map((span) => ({
+      line: Number(span.dataset.line), heat: Number(span.style.getPropertyValue("--heat")), title: span.title })));
+    expect(marks.length === 6, `every line with samples has a heat mark in the gutter (${marks.length})`);
+    const heat = (line) => marks.find((mark) => mark.line === line).heat;
+    expect(heat(7) === 1 && heat(9) < heat(7) && heat(2) < heat(3) && heat(2) >= 0.15, `the mark's strength follows the share (${JSON.stringify(marks)})`);
+    expect(/60% of the samples; stall: waiting for global memory/.test(marks.find((mark) => mark.line === 7).title), "its title gives the share and the stall");
+    const gutterLine = await page.evaluate(() => window.cudojoEditor.lineInfo(6).gutterMarkers !== null);
+    expect(gutterLine, "the mark is on line 7 itself");
+    await page.locator(".CodeMirror").screenshot({ path: path.join(outDir, "hot-spots-gutter.png") });
+
+    const link = page.locator("#tab-result a.ncu-report");
+    expect((await link.textContent()) === "Download the Nsight Compute report", "the job's report is offered");
+    const download = page.waitForEvent("download");
+    await link.click();
+    const saved = await download;
+    expect(saved.suggestedFilename() === `cudojo-job-${job.id}.ncu-rep`, `saved under its name (${saved.suggestedFilename()})`);
+    const got = fs.readFileSync(await saved.path());
+    expect(got.equals(bytes), `the bytes the server keeps (${got.length} of 1000)`);
+    await steps.checkLook(page, "hot-spots", { outDir, webDir, focus: "#tab-result .hot-spots" });
+
+    // The next run's report, without hot spots, leaves no heat behind.
+    await page.uncheck("#profile");
+    const next = await runAndGetJob(page);
+    sql(dataDir, [["UPDATE jobs SET state = 'done', phase = 'done', attempts = 1, verdict = 'too_slow', report = ?," +
+                   " started_at = ?, finished_at = ? WHERE id = ?",
+                   [JSON.stringify({ ...report, hot_spots: undefined }), Date.now() / 1000, Date.now() / 1000, next.id]]]);
+    await page.waitForFunction(() => !document.querySelector("#tab-result .hot-spots") &&
+                               document.querySelector("#tab-result [data-verdict='too_slow']"), null, { timeout: 15000 });
+    expect(await page.locator(".CodeMirror .heat-mark").count() === 0, "a report without hot spots clears the heat marks");
+    console.log("profiled run: profile sent, five hottest lines, heat marks by share, the report downloaded");
+  } finally {
+    await context.close();
+  }
+}
+
+serve.runBrowserTest(binary, webDir, async ({ url, browser, dataDir }) => {
+  await checkHotSpots(browser, url, dataDir);
   await checkDrawnReports(browser, url);
   await checkProgressAndCompare(browser, url);
   await checkWaiting(browser);

@@ -104,7 +104,10 @@ async function openJob(id) {
   if (!showLanguage(language, { text: job.source, remember: true })) {
     $("#status").textContent = `job #${job.id} is in ${languageName(job.language)}, which this stage no longer offers`;
   }
-  if (job.report) showReport({ language: job.language, ...job.report, job_id: job.id, late: isLate(job), stage_version_current: job.stage_version_current });
+  if (job.report) {
+    showReport({ language: job.language, ...job.report, job_id: job.id, late: isLate(job),
+                 stage_version_current: job.stage_version_current, ncu_report: job.ncu_report });
+  }
 }
 
 async function diffJob(id) {

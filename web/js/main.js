@@ -12,6 +12,7 @@
 //   job_follow.js   following jobs, per stage
 //   report.js       the Result tab                report_view.js  a report drawn into any element
 //   driver.js       the Driver tab                metrics.js      the Metrics tab
+//   assembly.js     the Assembly tab: resources, source beside its PTX or SASS
 //   history.js      the History tab               diff.js         a line diff of two texts
 //   leaderboard.js  the Leaderboard tab, opt-in   message.js      the header's message line
 //   share_controls.js  "Share this run"           shared_view.js  a run shared by link (#shared/...)
@@ -32,6 +33,7 @@ import { startEditor } from "./editor.js";
 import { startSource } from "./source.js";
 import { startDrafts } from "./drafts.js";
 import { startTabs } from "./tabs.js";
+import { startAssembly } from "./assembly.js";
 import { startRun } from "./run.js";
 import { showOptIn, startLeaderboard } from "./leaderboard.js";
 import { loadProgress, loadStages, reopenStage, startStages } from "./stages.js";
@@ -44,6 +46,7 @@ function startLearnerView() {
   startSource();
   startDrafts();
   startTabs();
+  startAssembly();
   startRun();
   startLeaderboard();
   startStages();

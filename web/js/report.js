@@ -2,7 +2,8 @@
 // the editor and linked to, "Next stage" under an accepted verdict, and the last result of each
 // stage kept across reloads. Called by run.js when a job ends, history.js when a job is opened, and
 // stages.js when a stage opens; it hands the same report to the Metrics tab (metrics.js). Under a
-// run of the learner's own (report.job_id), "Share this run" (share_controls.js).
+// run of the learner's own (report.job_id), "Share this run" (share_controls.js); under a profiled
+// run, its hot spots and Nsight Compute report (hot_spots.js).
 // localStorage: cudojo.result.STAGE holds the stage's last report (with the source that was run, so
 // its lines can be marked again after a reload), until sign-out (account.js).
 
@@ -13,6 +14,7 @@ import { renderReport, verdictBadge } from "./report_view.js";
 import { showMetrics } from "./metrics.js";
 import { token } from "./api.js";
 import { shareControls } from "./share_controls.js";
+import { clearHeat, showHotSpots } from "./hot_spots.js";
 import { showTab } from "./tabs.js";
 import { OPEN_STAGE, send } from "./events.js";
 
@@ -61,6 +63,7 @@ function nextStage() {
 export function showReport(report, { keep = false, restored = false } = {}) {
   if (keep) keepReport(report);
   clearMarks();
+  clearHeat();
   const box = $("#tab-result");
   const language = (report && report.language) || "cuda";
   // Lines are marked only in the text the report is about: same stage, same language.
@@ -74,6 +77,7 @@ export function showReport(report, { keep = false, restored = false } = {}) {
   `Next stage: ${following.id} ${following.title || ""} →`);
   renderReport(box, report, { lineLink, mark, next });
   if (!report) return;
+  showHotSpots(box, report, { mark: here && sameText, lineLink });  // a profiled run's
   // A run of the signed-in learner's own (run.js and history.js name its job) can be shared.
   if (report.job_id && ownStage && token() && state.view === "learner") box.append(shareControls(report.job_id));
   showMetrics(report);

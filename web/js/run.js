@@ -81,7 +81,8 @@ function judged(entry, job) {
     return;
   }
   const report = { language: job.language, ...job.report, job_id: job.id, stage: job.stage || entry.stage, late: isLate(job),
-                   stage_version_current: job.stage_version_current, submitted_source: entry.source };
+                   stage_version_current: job.stage_version_current, submitted_source: entry.source,
+                   ncu_report: job.ncu_report };
   const took = job.queued_to_verdict_ms ? `done in ${(job.queued_to_verdict_ms / 1000).toFixed(2)} s (queued to verdict)` : "done";
   lastWords.set(entry.stage, took);
   if (entry.stage === openStageId()) {
@@ -116,7 +117,7 @@ async function run() {
   // back the job it already queued rather than a second one.
   const submission = {
     method: "POST",
-    body: JSON.stringify({ stage, source, language: state.language }),
+    body: JSON.stringify({ stage, source, language: state.language, profile: $("#profile").checked }),
     idempotencyKey: submissionKey(),
   };
   try {

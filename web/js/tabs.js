@@ -1,11 +1,13 @@
-// The result tabs under the editor (Result, Driver, Metrics, History, Leaderboard): which one is
-// shown. report.js shows the Result tab when a report arrives; a tab's own module draws its panel.
+// The result tabs under the editor (Result, Driver, Metrics, Assembly, History, Leaderboard): which
+// one is shown. report.js shows the Result tab when a report arrives; a tab's own module draws its
+// panel.
 //
 // The keyboard follows the WAI-ARIA tabs pattern (automatic activation): the tab list is one stop
 // of Tab, on the selected tab (a roving tabindex); Left and Right move to the previous and next tab
 // (round the ends), Home and End to the first and last, and the tab moved to is shown at once.
 // The next Tab goes to the panel shown.
 
+import { loadAssembly } from "./assembly.js";
 import { loadLeaderboard } from "./leaderboard.js";
 
 const tabButtons = () => [...document.querySelectorAll(".tabs [role='tab']")];
@@ -18,6 +20,7 @@ export function showTab(name) {
   }
   for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== `tab-${name}`;
   if (name === "leaderboard") loadLeaderboard();  // it loads only while shown
+  if (name === "assembly") loadAssembly();  // compiles the editor's text, unless it is shown already
 }
 
 // The tab a key moves to from the one at `index` of `count`, or -1 for a key that moves nothing.
