@@ -67,6 +67,10 @@ std::unique_ptr<ServeCommand> add_serve_command(CLI::App& app) {
       "--no-open-sign-up", serve->no_open_sign_up,
       "Take new learners only by a class's invite code (POST /api/join) or a roster's tokens: without it, "
       "anyone may sign up with a name into the default class");
+  command->add_flag(
+      "--no-profiling", serve->no_profiling,
+      "Refuse profiled jobs (\"profile\": hot spots and an Nsight Compute report, each holding the "
+      "GPU alone for seconds): for a class whose deadline needs every second of the GPU");
   command->add_option(
       "--limit", serve->limits,
       "Set one of the server's limits, NAME=VALUE (repeat for more); --list-limits names them");
@@ -102,6 +106,7 @@ int run_serve_command(ServeCommand& serve, const std::vector<Stage>& course,
   settings.course_root = course_root;
   settings.http = !serve.no_http;
   settings.open_sign_up = !serve.no_open_sign_up;
+  settings.profiling = !serve.no_profiling;
   if (serve.no_workers) settings.workers = 0;
   if (serve.no_http && settings.workers == 0)
     throw UsageError("--no-http with no workers would do nothing; give one of them up");

@@ -20,6 +20,7 @@ struct ServeCommand {
   bool no_workers = false;
   bool list_limits = false;
   bool no_open_sign_up = false;
+  bool no_profiling = false;
   std::vector<std::string> limits;  // NAME=VALUE, in the order given
 };
 

@@ -52,6 +52,7 @@ Api::Api(WatchedStore& store, Dispatcher& dispatcher, JobStreams& streams, Cours
       course_(course),
       limits_(settings.limits),
       open_sign_up_(settings.open_sign_up),
+      profiling_(settings.profiling),
       judge_limits_(settings.judge_limits),
       web_dir_(settings.web_dir),
       node_(std::move(node)),

@@ -222,6 +222,7 @@ class Api {
   CourseCatalog& course_;
   ServeLimits limits_;
   bool open_sign_up_;
+  bool profiling_;  // profiled jobs may be asked for (ServeSettings::profiling)
   JudgeLimits judge_limits_;
   std::filesystem::path web_dir_;
   http::StaticFiles page_files_;

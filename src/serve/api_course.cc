@@ -37,6 +37,7 @@ void Api::health(const Request&, Response& response) {
     return send_json(response, 503, health);
   }
   health["open_sign_up"] = open_sign_up_;
+  health["profiling"] = profiling_;
   health["ok"] = true;
   health["database"] = "ok";
   health["pending"] = store_.pending_count();

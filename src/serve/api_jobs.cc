@@ -49,6 +49,11 @@ void Api::submit_job(const Request& request, Response& response) {
   if (body.contains("profile") && !body["profile"].is_boolean())
     return send_error(response, 400, "\"profile\" is true or false (default false)");
   const bool profile = body.value("profile", false);
+  if (profile && !profiling_)
+    return send_error(
+        response, 403,
+        "profiled jobs are off on this server (cudojo serve --no-profiling): send the job without "
+        "\"profile\"");
   // Idempotency-Key: the client's name for this submission, so that sending it again after a lost
   // answer (a dropped connection, a 503 while the database restarted) never queues it twice.
   const std::string key = request.header_value("Idempotency-Key");

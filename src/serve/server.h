@@ -35,6 +35,9 @@ struct ServeSettings {
   // Whether anyone may sign up without an invite code (into the default class). Off
   // (--no-open-sign-up): learners join with their class's invite code or a token from its roster.
   bool open_sign_up = true;
+  // Whether a learner may ask for a profiled job ("profile": hot spots and an Nsight Compute report,
+  // about 4 s of the GPU alone each on an H200). Off (--no-profiling): such a job is refused.
+  bool profiling = true;
   ServeLimits limits;
   JudgeLimits judge_limits;
 };

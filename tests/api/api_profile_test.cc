@@ -58,6 +58,19 @@ class Profile : public ClassApi {
   }
 };
 
+TEST_F(Profile, AServerWithProfilingOffRefusesAProfiledJobAndSaysSo) {
+  start({"--workers", "0", "--no-profiling"});
+  const std::string ada = sign_in("ada");
+  const auto refused = submit(ada, {{"stage", "reduction/2"}, {"source", "x"}, {"profile", true}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403) << refused->body;
+  EXPECT_NE(refused->body.find("--no-profiling"), std::string::npos) << refused->body;
+  const auto plain = submit(ada, {{"stage", "reduction/2"}, {"source", "x"}, {"profile", false}});
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 202) << plain->body;
+  EXPECT_EQ(ask("GET", "/api/health", "").body.value("profiling", true), false);
+}
+
 TEST_F(Profile, TheFlagIsTrueOrFalseAndTheJobKeepsIt) {
   start({"--workers", "0"});  // nothing judges: the jobs stay as queued
   const std::string ada = sign_in("ada");

@@ -161,6 +161,8 @@ export function startAccount() {
   });
   // Without open sign-up a name alone is refused (403): the form says so before anyone tries.
   api("/api/health").then((health) => {
+    // A server started with --no-profiling refuses profiled jobs: no box to tick then.
+    if (health.profiling === false) $(".profile-choice").hidden = true;
     if (health.open_sign_up !== false) return;
     $("#invite-code").required = true;
     $("#signup-note").textContent = "This server takes learners by invite code only: ask your instructor for your class's code.";
