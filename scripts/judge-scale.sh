@@ -51,7 +51,7 @@ def spread(ratios):
     return (max(ratios) - min(ratios)) / statistics.median(ratios) * 100 if len(ratios) > 1 else None
 
 def fmt(value, unit=""):
-    return "-" if value is None else f"{value:.2f}{unit}"
+    return "-" if value is None or isinstance(value, list) else f"{value:.2f}{unit}"
 
 rows = []
 def row(what, target, key):
@@ -71,6 +71,20 @@ def first_passes(run):
             if (x.get("timings_ms") or {}).get("profile_first_pass")] if burst(run) else []
 row("burst: profiles' first pass, sum (s)", "", lambda r: first_passes(r) and sum(first_passes(r)) / 1000)
 row("burst: profiles' first pass, median (ms)", "", lambda r: first_passes(r) and statistics.median(first_passes(r)))
+def profile_alone(run):
+    return [x["timings_ms"]["profile"] for x in burst(run)["results"]
+            if (x.get("timings_ms") or {}).get("profile")] if burst(run) else []
+row("burst: profiling in the turn alone, sum (s)", "", lambda r: profile_alone(r) and sum(profile_alone(r)) / 1000)
+def first_starts(run):
+    return [x["timings_ms"]["profile_first_start"] for x in burst(run)["results"]
+            if (x.get("timings_ms") or {}).get("profile_first_start")] if burst(run) else []
+row("burst: first starts begun before the turn alone, sum (s)", "", lambda r: first_starts(r) and sum(first_starts(r)) / 1000)
+row("idle: profiler warmed up while compiling", "", lambda r: r.get("idle") and sum(
+    1 for x in r["idle"] if "early_warm_up" in (x.get("timings_ms") or {})))
+row("10 copies in the burst: profiled duration spread (%)", "", lambda r: burst(r) and spread(
+    [x.get("kernel_duration_ms") for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
+row("10 copies in the burst: profiled DRAM throughput spread (%)", "", lambda r: burst(r) and spread(
+    [x.get("dram_throughput_pct") for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
 row("10 copies in the burst: ratio spread (%)", "<= 2", lambda r: burst(r) and spread(
     [x["time_ratio"] for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
 for stage in sorted({c["stage"] for r in runs.values() for c in r.get("cold", [])}):

@@ -149,6 +149,9 @@ def summary(job, path):
         "metrics_source": metrics.get("metrics_source"),
         "metrics_note": metrics.get("metrics_note") or "",
         "metrics_passes": metrics.get("metrics_passes"),
+        # The profiled launch's own figures: a profile taken under load must read as one taken alone.
+        "kernel_duration_ms": metrics.get("kernel_duration_ms"),
+        "dram_throughput_pct": metrics.get("dram_throughput_pct"),
         # A verdict unlike the corpus file's is read from its words.
         "message": (report.get("message") or "")[:400],
         "sanitizer": {t["tool"]: t["errors"] for t in sanitizer.get("tools") or []},
