@@ -45,7 +45,6 @@ add_executable(cudojo_unit_tests
   src/run/tools_test.cc
   src/run/tool_marks_test.cc
   src/run/judge_test.cc
-  src/run/judge_profiler_test.cc
   src/run/judge_profile_test.cc
   src/run/stage_version_test.cc
   src/run/gpu_lease_test.cc

@@ -51,7 +51,7 @@ def spread(ratios):
     return (max(ratios) - min(ratios)) / statistics.median(ratios) * 100 if len(ratios) > 1 else None
 
 def fmt(value, unit=""):
-    return "-" if value is None or isinstance(value, list) else f"{value:.2f}{unit}"
+    return "-" if value is None else f"{value:.2f}{unit}"
 
 rows = []
 def row(what, target, key):
@@ -66,24 +66,23 @@ row("idle: queued->verdict median (s)", "<= 0.8", lambda r: r.get("idle") and st
 row("idle: queued->verdict p90 (s)", "<= 1.5", lambda r: r.get("idle") and p90([x["queued_to_verdict_s"] for x in r["idle"]]))
 row("burst on more slots: jobs a minute", "", lambda r: r.get("wide") and r["wide"]["jobs_per_minute"])
 row("burst on more slots: slots", "", lambda r: r.get("wide") and r["wide"]["slots"])
+def burst_step_s(run, step):
+    """A step of the burst's jobs' timings_ms, summed in seconds; None when no job had it."""
+    values = [x["timings_ms"][step] for x in burst(run)["results"]
+              if (x.get("timings_ms") or {}).get(step)] if burst(run) else []
+    return sum(values) / 1000 if values else None
 def first_passes(run):
     return [x["timings_ms"]["profile_first_pass"] for x in burst(run)["results"]
             if (x.get("timings_ms") or {}).get("profile_first_pass")] if burst(run) else []
-row("burst: profiles' first pass, sum (s)", "", lambda r: first_passes(r) and sum(first_passes(r)) / 1000)
-row("burst: profiles' first pass, median (ms)", "", lambda r: first_passes(r) and statistics.median(first_passes(r)))
-def profile_alone(run):
-    return [x["timings_ms"]["profile"] for x in burst(run)["results"]
-            if (x.get("timings_ms") or {}).get("profile")] if burst(run) else []
-row("burst: profiling in the turn alone, sum (s)", "", lambda r: profile_alone(r) and sum(profile_alone(r)) / 1000)
-def first_starts(run):
-    return [x["timings_ms"]["profile_first_start"] for x in burst(run)["results"]
-            if (x.get("timings_ms") or {}).get("profile_first_start")] if burst(run) else []
-row("burst: first starts begun before the turn alone, sum (s)", "", lambda r: first_starts(r) and sum(first_starts(r)) / 1000)
-row("idle: profiler warmed up while compiling", "", lambda r: r.get("idle") and sum(
-    1 for x in r["idle"] if "early_warm_up" in (x.get("timings_ms") or {})))
-row("10 copies in the burst: profiled duration spread (%)", "", lambda r: burst(r) and spread(
+row("burst: profiles' first pass, sum (s)", "", lambda r: burst_step_s(r, "profile_first_pass"))
+row("burst: profiles' first pass, median (ms)", "", lambda r: statistics.median(first_passes(r)) if first_passes(r) else None)
+row("burst: profiling in the turn alone, sum (s)", "", lambda r: burst_step_s(r, "profile"))
+row("burst: timing in the turn alone, sum (s)", "", lambda r: burst_step_s(r, "timing"))
+row("burst: waits to be alone, sum (s)", "", lambda r: burst_step_s(r, "wait_for_gpu"))
+# The copies' profiled figures: a profile taken during the burst must read as the others do.
+row("10 copies: profiled duration spread (%)", "", lambda r: burst(r) and spread(
     [x.get("kernel_duration_ms") for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
-row("10 copies in the burst: profiled DRAM throughput spread (%)", "", lambda r: burst(r) and spread(
+row("10 copies: profiled DRAM spread (%)", "", lambda r: burst(r) and spread(
     [x.get("dram_throughput_pct") for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))
 row("10 copies in the burst: ratio spread (%)", "<= 2", lambda r: burst(r) and spread(
     [x["time_ratio"] for x in burst(r)["results"] if x["file"] == "reduction-4/warp_shuffle.cu"]))

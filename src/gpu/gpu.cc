@@ -180,15 +180,6 @@ void GpuSession::flush_l2() {
   judge_kernel(probe_kernel_).launch(dim3(info_.sm_count * 4), dim3(512), 0, args, stream_);
 }
 
-void GpuSession::launch_idle_kernel() {
-  const float4* pointer = reinterpret_cast<const float4*>(l2_flush_.get());
-  long long count = 0;
-  float* sink = l2_flush_sink_.get();
-  void* args[] = {&pointer, &count, &sink};
-  judge_kernel(probe_kernel_).launch(dim3(1), dim3(32), 0, args, stream_);
-  sync_judge();
-}
-
 double GpuSession::measure_peak_read_gbps() {
   DeviceBuffer<float> data(kProbeBytes / sizeof(float));
   DeviceBuffer<float> sink(1);

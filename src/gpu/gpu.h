@@ -182,9 +182,6 @@ class GpuSession {
   // Evicts the L2 by reading a buffer twice its size (outside any timed region); what is left
   // behind is clean, so the next kernel neither hits its input in the L2 nor writes back lines.
   void flush_l2();
-  // One launch of a judge kernel that does nothing (the read probe over no data), finished when it
-  // returns: what a profiler's warm-up profiles (measure/profiler.h).
-  void launch_idle_kernel();
   // Best of several timed full reads of a 1 GiB buffer; stored in info().peak_read_gbps.
   double measure_peak_read_gbps();
   // Events around one launch; `prepare` (reset, flush) runs before the start event.

@@ -17,7 +17,6 @@ struct State {
   bool planting = false;
   bool span = false;
   bool noise = false;
-  bool profiler = false;
 };
 
 // One lock for the state and the channel: a request and its answer are never interleaved with
@@ -145,21 +144,6 @@ void unpin_noise() {
   if (!state.channel) return;
   state.noise = false;
   let_go_if_idle(state);
-}
-
-bool hold_profiler_if_idle() {
-  std::lock_guard lock(mutex);
-  if (!state.channel || state.profiler) return true;
-  if (!state.channel->profiler_if_idle) return false;
-  state.profiler = state.channel->profiler_if_idle();
-  return state.profiler;
-}
-
-void profiler_done() {
-  std::lock_guard lock(mutex);
-  if (!state.channel || !state.profiler) return;
-  if (state.channel->profiler_done) state.channel->profiler_done();
-  state.profiler = false;
 }
 
 void measuring() {

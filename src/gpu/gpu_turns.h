@@ -24,10 +24,6 @@ struct Channel {
   std::function<void()> share;
   std::function<void()> alone;
   std::function<void()> release;
-  // The GPU's profiler (run/gpu_lease.h), if no other job uses the GPU: asks once, returns whether
-  // it is held. profiler_done() lets it go.
-  std::function<bool()> profiler_if_idle;
-  std::function<void()> profiler_done;
 };
 
 enum class Held { kNothing, kShared, kAlone, kMeasuring };
@@ -62,13 +58,6 @@ void unpin_span();
 // The judge's noise kernel runs on a second stream: a drain of the main stream does not end the turn.
 void pin_noise();
 void unpin_noise();
-
-// The GPU's profiler, before this process enables its range profiler (measure/profiler.h) early:
-// given only when no other job uses the GPU, and then no other process may profile, or be alone,
-// until profiler_done(). Without a channel the GPU is the process's own: always true.
-bool hold_profiler_if_idle();
-// After the profiler is disabled again.
-void profiler_done();
 
 // The parent has given this process the GPU alone to time and profile, to the end of the job:
 // nothing more is asked.

@@ -17,16 +17,10 @@ class Recorded {
     channel.share = [this] { said.push_back("shared"); };
     channel.alone = [this] { said.push_back("alone"); };
     channel.release = [this] { said.push_back("none"); };
-    channel.profiler_if_idle = [this] {
-      said.push_back("profiler_if_idle");
-      return grant_profiler;
-    };
-    channel.profiler_done = [this] { said.push_back("profiler_done"); };
     gpu_turns::open(channel);
   }
   ~Recorded() { gpu_turns::close(); }
   std::vector<std::string> said;
-  bool grant_profiler = true;
 };
 
 using Said = std::vector<std::string>;
@@ -160,31 +154,6 @@ TEST(GpuTurns, TheResultLeavesTheWorkerHoldingATurnForWhatFollowsIt) {
     gpu_turns::hold_and_close();
     EXPECT_EQ(parent.said, (Said{"shared"}));
   }
-}
-
-TEST(GpuTurns, TheProfilerIsAskedForOnceAndLetGoOnce) {
-  Recorded parent;
-  EXPECT_TRUE(gpu_turns::hold_profiler_if_idle());
-  EXPECT_TRUE(gpu_turns::hold_profiler_if_idle());  // held already: not asked again
-  gpu_turns::enqueue();                             // the warm-up's kernel shares the GPU as any work
-  gpu_turns::drained();
-  gpu_turns::profiler_done();
-  gpu_turns::profiler_done();
-  EXPECT_EQ(parent.said, (Said{"profiler_if_idle", "shared", "none", "profiler_done"}));
-}
-
-TEST(GpuTurns, TheProfilerMayBeRefusedAndIsThenNotLetGo) {
-  Recorded parent;
-  parent.grant_profiler = false;
-  EXPECT_FALSE(gpu_turns::hold_profiler_if_idle());
-  gpu_turns::profiler_done();
-  EXPECT_EQ(parent.said, (Said{"profiler_if_idle"}));
-}
-
-TEST(GpuTurns, WithoutAParentTheProfilerIsThisProcesssOwn) {
-  gpu_turns::close();
-  EXPECT_TRUE(gpu_turns::hold_profiler_if_idle());
-  gpu_turns::profiler_done();
 }
 
 }  // namespace

@@ -32,34 +32,10 @@ struct ProfileResult {
   double setup_ms = 0;                 // loading CUPTI and building its configuration (CPU only)
   double passes_ms = 0;                // the replayed launches and reading the counters back
   double enable_ms = 0;                // of passes_ms: enabling the range profiler and its config
-  double first_start_ms =
-      0;  // the first pass's start, to the moment its launches could run (not in passes_ms)
-  double first_pass_ms = 0;      // of passes_ms: the first pass, from then to its launches done
-  double first_launches_ms = 0;  // of that: the launches (their input made ready, the L2 flushed)
-  bool host_side_kept = false;   // CUPTI's host side was made by an earlier profile of this process
-  bool warmed_up = false;        // the profiler was enabled and started once by a warm-up
-  double warm_up_ms = 0;         // that warm-up's own time (not in passes_ms)
+  double first_pass_ms = 0;            // of passes_ms: the first pass, from its start to its launches done
+  double first_launches_ms = 0;        // of that: the launches (their input made ready, the L2 flushed)
+  bool host_side_kept = false;         // CUPTI's host side was made by an earlier profile of this process
 };
-
-// The range profiler's first start after it is enabled takes 130-160 ms on an H200, most of a
-// one-pass profile (evidence/2026-12-03-h200-cupti-session-cost.txt), and a start on a profiler
-// kept enabled 6-10 ms. A warm-up enables the profiler and profiles one launch of the judge's empty
-// kernel (`launch_empty`), so the next profile_with_cupti on this context pays only the short
-// start, and disables the profiler when it ends. While the profiler is enabled no other process can
-// profile: a worker warms up only holding the GPU's profiler (run/gpu_lease.h), and never while its
-// own kernels run (each of them would become a range). Already warm: returns at once.
-struct ProfilerWarmUp {
-  bool ok = false;
-  std::string error;
-  double ms = 0;
-};
-ProfilerWarmUp warm_up_range_profiler(int device, const std::function<void()>& launch_empty);
-// Disables a profiler a warm-up left enabled and no profile used (the check ended first).
-void disable_warmed_range_profiler();
-bool range_profiler_warmed_up();
-// Whether this process has CUPTI loaded and a warm-up's configuration built (an earlier profile's
-// doing): a warm-up then costs only its GPU-side part.
-bool profiler_set_up_here();
 
 // Where each metric stands in profiler_metric_names().
 namespace profiler_metric {
@@ -94,16 +70,11 @@ using ProfiledLaunch = std::function<void(const LaunchMarks&)>;
 // CUPTI's set-up (loading it, the chip's metric tables, the configuration image) touches no
 // kernel, so it can run on a thread while the GPU is busy with other work; `ready_for_passes`, when
 // given, is called before the first GPU-side step and blocks until the GPU may be used, returning
-// false to give up (the result then says the profile was not wanted); a warm-up may run meanwhile.
-// `ready_for_launches`, when given, is called after the first pass has started (the range
-// profiler's first start after it is enabled is the long one: 130-160 ms on an H200) and before its
-// first launch, and blocks until the launches may run (the GPU is this process's alone), or
-// returns false to give up; the lock on what is kept is let go while it waits.
+// false to give up (the result then says the profile was not wanted).
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
                                  const std::function<void()>& flush_l2, int max_passes,
                                  const std::function<bool()>& ready_for_passes = {},
-                                 bool sm_throughput = true,
-                                 const std::function<bool()>& ready_for_launches = {});
+                                 bool sm_throughput = true);
 
 // Reads `ncu --csv --metrics ...` output: one KernelMetrics per profiled kernel ID, in ID order.
 ProfileResult parse_ncu_csv(const std::string& csv);

@@ -4,10 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdio>
-#include <functional>
-#include <memory>
-#include <vector>
 
 #include "common/limits.h"
 #include "compile/nvrtc_compiler.h"
@@ -87,35 +83,26 @@ TEST(Cupti, MissingLibraryOrDeviceIsAnExplanationNotACrash) {
   if (!result.ok) EXPECT_FALSE(result.error.empty());
 }
 
-// Profiles of the judge's own L2 flush (a read of twice the L2), so no compiler is needed.
-class CuptiOnAGpu : public ::testing::Test {
- protected:
-  void SetUp() override {
-    int count = 0;
-    const cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess || count == 0)
-      GTEST_SKIP() << "no CUDA device here (" << cudaGetErrorName(status)
-                   << "); this test runs on a machine with an NVIDIA GPU (scripts/gpu-check.sh)";
-    gpu_ = std::make_unique<GpuSession>(0, default_cuda_include_dir());
-    flush_ = [this] { gpu_->flush_l2(); };
-    read_twice_the_l2_ = {[this](const LaunchMarks& marks) {
-      marks.before();
-      gpu_->flush_l2();
-    }};
-  }
-  ProfileResult profile(bool sm_throughput) {
-    return profile_with_cupti(0, read_twice_the_l2_, flush_, passes_, {}, sm_throughput);
-  }
-  std::unique_ptr<GpuSession> gpu_;
-  std::function<void()> flush_;
-  std::vector<ProfiledLaunch> read_twice_the_l2_;
-  const int passes_ = kDefaultLimits.profiler_max_passes;
-};
-
 // A worker keeps CUPTI's host side between its jobs (the counter availability, read once, and each
 // configuration's image). Kept, it must measure each later profile as a fresh one would, through a
-// change of configuration, and start afresh after a failure.
-TEST_F(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
+// change of configuration, and start afresh after a failure. The profiled kernel is the judge's
+// own L2 flush (a read of twice the L2), so no compiler is needed.
+TEST(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0)
+    GTEST_SKIP() << "no CUDA device here (" << cudaGetErrorName(status)
+                 << "); this test runs on a machine with an NVIDIA GPU (scripts/gpu-check.sh)";
+  GpuSession gpu(0, default_cuda_include_dir());
+  const auto flush = [&] { gpu.flush_l2(); };
+  const std::vector<ProfiledLaunch> read_twice_the_l2 = {[&](const LaunchMarks& marks) {
+    marks.before();
+    gpu.flush_l2();
+  }};
+  const int passes = kDefaultLimits.profiler_max_passes;
+  auto profile = [&](bool sm_throughput) {
+    return profile_with_cupti(0, read_twice_the_l2, flush, passes, {}, sm_throughput);
+  };
   const ProfileResult first = profile(false);
   ASSERT_TRUE(first.ok) << first.error;
   const ProfileResult again = profile(false);
@@ -134,42 +121,11 @@ TEST_F(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
 
   // A profile that fails (its launch ran no kernel, so no range was recorded) lets all of it go:
   // the next one reads the availability and makes its host side afresh, and measures.
-  const ProfileResult failed = profile_with_cupti(0, {[](const LaunchMarks&) {}}, flush_, passes_, {}, false);
+  const ProfileResult failed = profile_with_cupti(0, {[](const LaunchMarks&) {}}, flush, passes, {}, false);
   EXPECT_FALSE(failed.ok);
   const ProfileResult after = profile(false);
   ASSERT_TRUE(after.ok) << after.error;
   EXPECT_FALSE(after.host_side_kept);
-}
-
-// A warm-up pays the profiler's first start with the judge's empty kernel; the profile after it
-// uses the enabled profiler, starts in milliseconds, measures what a profile without a warm-up
-// measures, and leaves the profiler disabled. A warm-up no profile used is disabled on request.
-TEST_F(CuptiOnAGpu, AWarmedUpProfilerMeasuresAsAColdOneAndIsDisabledAfter) {
-  const ProfileResult cold = profile(false);
-  ASSERT_TRUE(cold.ok) << cold.error;
-  EXPECT_FALSE(cold.warmed_up);
-
-  const ProfilerWarmUp warm = warm_up_range_profiler(0, [&] { gpu_->launch_idle_kernel(); });
-  ASSERT_TRUE(warm.ok) << warm.error;
-  EXPECT_TRUE(range_profiler_warmed_up());
-  const ProfileResult warmed = profile(false);
-  ASSERT_TRUE(warmed.ok) << warmed.error;
-  EXPECT_TRUE(warmed.warmed_up);
-  EXPECT_FALSE(range_profiler_warmed_up()) << "the profile left the profiler enabled";
-  ASSERT_EQ(warmed.kernels.size(), 1u);
-  EXPECT_NEAR(warmed.kernels[0].duration_ms, cold.kernels[0].duration_ms, 0.3 * cold.kernels[0].duration_ms);
-  EXPECT_NEAR(warmed.kernels[0].dram_throughput_pct, cold.kernels[0].dram_throughput_pct,
-              0.3 * cold.kernels[0].dram_throughput_pct);
-  EXPECT_LT(warmed.first_pass_ms, cold.first_pass_ms) << "the warm-up saved nothing of the first pass";
-  std::printf("first pass: %.1f ms cold, %.1f ms warmed up (the warm-up took %.1f ms)\n", cold.first_pass_ms,
-              warmed.first_pass_ms, warm.ms);
-
-  ASSERT_TRUE(warm_up_range_profiler(0, [&] { gpu_->launch_idle_kernel(); }).ok);
-  disable_warmed_range_profiler();
-  EXPECT_FALSE(range_profiler_warmed_up());
-  const ProfileResult after = profile(false);
-  ASSERT_TRUE(after.ok) << after.error;
-  EXPECT_FALSE(after.warmed_up);
 }
 
 }  // namespace

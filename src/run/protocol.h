@@ -4,12 +4,6 @@
 //   a Job                                                        first; a pre-started worker waits for it
 //   {"event":"gpu","measure":true|false}                         the answer to await_gpu, and to a
 //                                                                gpu_turn asking for shared or alone
-//   {"event":"gpu","measure":true,"profiler":true|false}         the answer to a gpu_turn asking for
-//                                                                the profiler: held or not
-//   {"event":"profiler_ready"}                                   to an await_gpu with "profiler", on a
-//                                                                GPU of the check's own or one whose
-//                                                                profiler the worker holds: its first
-//                                                                pass may start; the grant follows
 //   the next Job                                                 after "idle" with reusable true
 // worker -> parent fd 3, one JSON object per line:
 //   {"event":"ready"}                                            CUDA's start-up is done (any time; a
@@ -19,7 +13,7 @@
 //   {"event":"compiled","compile":{...},"builds":{...}}           once, after the compiles
 //   {"event":"reference_time","ms":0.0123}                       once the reference has been timed
 //   {"event":"phase","name":"tests","launches":96}               before each phase that runs learner code
-//   {"event":"await_gpu","profiler":true|false}                  a correct kernel, before timing: the
+//   {"event":"await_gpu"}                                        a correct kernel, before timing: the
 //                                                                worker waits until the parent has
 //                                                                the GPU to itself (the tool workers
 //                                                                share it until then)
@@ -30,11 +24,6 @@
 //                                                                the parent holds the GPU's lease so.
 //                                                                none: nothing of the worker's is on the
 //                                                                GPU now; no answer (gpu/gpu_turns.h)
-//   {"event":"gpu_turn","want":"profiler_if_idle"|"profiler_done"}
-//                                                                the GPU's profiler (run/gpu_lease.h),
-//                                                                given only on an idle GPU, before
-//                                                                enabling CUPTI's range profiler early;
-//                                                                done: disabled again, no answer
 //   {"event":"result","outcome":"completed"|..., "report":{...}}  last of the job
 //   {"event":"idle","reusable":true|false,"why":"..."}           (with keep_alive) after the result: the
 //                                                                worker has settled the GPU and waits for
@@ -91,7 +80,7 @@ struct Job {
   std::size_t max_log_bytes = kDefaultLimits.max_compile_log_bytes;
   WorkerMode mode = WorkerMode::kCheck;
   std::int64_t tool_size = kDefaultLimits.sanitize_size;
-  // Check mode: profile the reference and a correct submission with CUPTI, before timing them.
+  // Check mode: profile the reference and a correct submission with CUPTI after timing.
   bool profile = true;
   int profiler_max_passes = kDefaultLimits.profiler_max_passes;
   // SM throughput too: it takes most of the profiler's passes, so only where a gate reads it or the
@@ -146,8 +135,6 @@ inline constexpr const char* kInternalError = "internal_error";
 
 // The parent's answer to await_gpu and to a gpu_turn that waits.
 inline constexpr const char* kGpuGrantEvent = "gpu";
-// Before the grant of an await_gpu that asked for the profiler: the GPU's profiler is the worker's.
-inline constexpr const char* kProfilerReadyEvent = "profiler_ready";
 inline constexpr const char* kGpuTurnEvent = "gpu_turn";
 inline constexpr const char* kIdleEvent = "idle";
 

@@ -26,11 +26,6 @@ double WorkerGpuHold::answer(const nlohmann::json& message, WorkerProcess& worke
   const auto asked_for = message.find("want");
   const std::string want =
       asked_for != message.end() && asked_for->is_string() ? asked_for->get<std::string>() : "";
-  if (want == "profiler_if_idle") return answer_profiler(worker, reply_by);
-  if (want == "profiler_done") {
-    profiler_.release();
-    return 0;
-  }
   if (want != "shared" && want != "alone") {
     hold_.release();  // "none", or anything else: the worker says nothing of its is on the GPU
     return 0;
@@ -39,7 +34,7 @@ double WorkerGpuHold::answer(const nlohmann::json& message, WorkerProcess& worke
   if (lease_ && !(want == "shared" ? hold_.held() : hold_.alone())) {
     hold_.release();  // never wait for the lease while holding it (gpu_lease.h)
     const auto asked = Clock::now();
-    hold_ = want == "alone" ? lease_->alone(profiler_.held()) : lease_->share(profiler_.held());
+    hold_ = want == "alone" ? lease_->alone() : lease_->share();
     waited = ms_since(asked);
   }
   worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}}.dump(),
@@ -47,19 +42,11 @@ double WorkerGpuHold::answer(const nlohmann::json& message, WorkerProcess& worke
   return waited;
 }
 
-double WorkerGpuHold::answer_profiler(WorkerProcess& worker, Clock::time_point reply_by) {
-  if (lease_ && !profiler_.held()) profiler_ = lease_->profiler_if_idle();
-  const bool held = !lease_ || profiler_.held();
-  worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}, {"profiler", held}}.dump(),
-                   reply_by);
-  return 0;
-}
-
 double WorkerGpuHold::take_alone() {
   hold_.release();
   if (!lease_) return 0;
   const auto asked = Clock::now();
-  hold_ = lease_->alone(profiler_.held());
+  hold_ = lease_->alone();
   return ms_since(asked);
 }
 
@@ -71,7 +58,7 @@ double WorkerGpuHold::at_least_shared() {
   }
   if (hold_.held()) return 0;
   const auto asked = Clock::now();
-  hold_ = lease_->share(profiler_.held());
+  hold_ = lease_->share();
   return ms_since(asked);
 }
 
@@ -164,24 +151,10 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           deadline = after_ms(session.budget_ms);
         } else if (event == "await_gpu") {
           progress("waiting for the tools");
-          gpu.release_turn();  // the tools finish meanwhile, and may need to share the GPU to do so
-          const auto asked = message.find("profiler");
-          const bool wants_profiler = asked != message.end() && asked->is_boolean() && asked->get<bool>();
-          auto profiler_ready = [&] {
-            worker.send_line(nlohmann::json{{"event", kProfilerReadyEvent}}.dump(),
-                             after_ms(limits.phase_cap_ms));
-          };
-          // A GPU that is this check's own: the profiler's first pass starts while the tools finish.
-          if (wants_profiler && !hooks.lease) profiler_ready();
+          gpu.release();  // the tools finish meanwhile, and may need to share the GPU to do so
           const auto held = Clock::now();
           const bool measure = hooks.on_await_gpu ? hooks.on_await_gpu() : true;
           session.timings_ms["held_for_tools"] = ms_since(held);
-          // Shared with other jobs, only a worker that holds the GPU's profiler already (it warmed
-          // up while its job compiled on an idle server) may start its first pass before the GPU is
-          // alone; it is then the next to be alone. Any other profiles in its turn alone: holding
-          // the profiler from here to the turn alone cost more than the start it would save (the
-          // start waits for the other jobs' work, and no other slot may be alone meanwhile).
-          if (measure && wants_profiler && hooks.lease && gpu.holds_profiler()) profiler_ready();
           if (measure) session.timings_ms["waited_for_gpu"] += gpu.take_alone();
           worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", measure}}.dump(),
                            after_ms(limits.phase_cap_ms));

@@ -65,27 +65,17 @@ class WorkerGpuHold {
   using Clock = std::chrono::steady_clock;
   explicit WorkerGpuHold(GpuLease* lease) : lease_(lease) {}
   // `message` is a gpu_turn: "shared" and "alone" are answered (by `reply_by`) once held so,
-  // "none" lets the lease go. "profiler_if_idle" is answered at once, saying whether this worker
-  // holds the GPU's profiler now (run/gpu_lease.h); "profiler_done" lets it go. Returns the ms
-  // spent waiting for the lease.
+  // "none" lets the lease go. Returns the ms spent waiting for the lease.
   double answer(const nlohmann::json& message, WorkerProcess& worker, Clock::time_point reply_by);
   // The lease alone (any hold dropped first: never wait while holding); the ms waited.
   double take_alone();
   // At least shared, for GPU work the parent covers itself (a worker settling or exiting).
   double at_least_shared();
-  // The worker's turn; the profiler stays held (a worker whose profiler is enabled still has it).
-  void release_turn() { hold_.release(); }
-  void release() {
-    hold_.release();
-    profiler_.release();
-  }
-  bool holds_profiler() const { return profiler_.held(); }
+  void release() { hold_.release(); }
 
  private:
-  double answer_profiler(WorkerProcess& worker, Clock::time_point reply_by);
   GpuLease* lease_;
   GpuLease::Hold hold_;
-  GpuLease::Hold profiler_;
 };
 
 // `worker` has been started (perhaps long ago, pre-started) and waits for its job line.

@@ -39,7 +39,6 @@
 #include "run/worker_builds.h"
 #include "run/worker_channel.h"
 #include "run/worker_gpu.h"
-#include "run/worker_profile.h"
 #include "stage/contract_info.h"
 
 namespace cudojo {
@@ -92,11 +91,8 @@ void run_job(const Job& job, CudaStartup& cuda, Clock::time_point process_start,
   }
   // Compile for the arch we expect while CUDA names the real one; a wrong guess compiles again.
   std::string arch = job.arch.value_or(job.arch_guess);
-  EarlyWarmUp early_warm_up(job, cuda, first_job);
   Builds builds = compile_all(job, arch);
   clock.step("compile");
-  early_warm_up.finish(report);
-  clock.step("wait_for_warm_up");
   const CudaStartup::Device& device = cuda.device();
   clock.step("device_query");
   if (!job.arch && device.present && device.arch != arch) {
@@ -272,8 +268,6 @@ bool settle_for_next_job(CudaStartup& cuda, std::string& why) {
   }
   try {
     cuda.session();
-    // A warm-up no profile used (the job ended before its profile) leaves the profiler enabled.
-    disable_warmed_range_profiler();
     cudaError_t error = cudaDeviceSynchronize();
     if (error == cudaSuccess) error = cudaGetLastError();
     if (error != cudaSuccess) {

@@ -58,17 +58,11 @@ void forget_last_outcome() {
   sent_outcome.clear();
 }
 
-bool await_gpu(bool wants_profiler, const std::function<void()>& on_profiler_ready) {
-  send({{"event", "await_gpu"}, {"profiler", wants_profiler}});
-  for (;;) {
-    const auto answer = read_parent_line();
-    if (answer.is_discarded() || !answer.is_object()) return false;
-    if (answer.value("event", "") == kProfilerReadyEvent) {
-      if (wants_profiler && on_profiler_ready) on_profiler_ready();
-      continue;
-    }
-    return answer.value("event", "") == kGpuGrantEvent && answer.value("measure", false);
-  }
+bool await_gpu() {
+  send({{"event", "await_gpu"}});
+  const auto grant = read_parent_line();
+  return !grant.is_discarded() && grant.is_object() && grant.value("event", "") == kGpuGrantEvent &&
+         grant.value("measure", false);
 }
 
 gpu_turns::Channel gpu_turns_from_parent() {
@@ -82,12 +76,6 @@ gpu_turns::Channel gpu_turns_from_parent() {
   channel.share = [ask] { ask("shared"); };
   channel.alone = [ask] { ask("alone"); };
   channel.release = [] { send({{"event", kGpuTurnEvent}, {"want", "none"}}); };
-  channel.profiler_if_idle = [] {
-    send({{"event", kGpuTurnEvent}, {"want", "profiler_if_idle"}});
-    const auto grant = read_parent_line();
-    return !grant.is_discarded() && grant.is_object() && grant.value("profiler", false);
-  };
-  channel.profiler_done = [] { send({{"event", kGpuTurnEvent}, {"want", "profiler_done"}}); };
   return channel;
 }
 

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -23,10 +22,8 @@ std::string last_outcome();
 void forget_last_outcome();
 
 // Blocks until the parent gives the GPU to this worker alone; false when it says not to measure
-// (a tool already found the kernel wrong) or has gone. With `wants_profiler`, the parent may say
-// first that the profiler's first pass can start ({"event":"profiler_ready"}: the GPU is the
-// check's own, or this worker holds the GPU's profiler), and `on_profiler_ready` runs then.
-bool await_gpu(bool wants_profiler = false, const std::function<void()>& on_profiler_ready = {});
+// (a tool already found the kernel wrong) or has gone.
+bool await_gpu();
 
 // The worker's turns on the GPU when the parent judges other jobs on it (gpu/gpu_turns.h): shared
 // and alone ask and wait for the answer; release tells and does not wait.

@@ -209,9 +209,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
   // Nothing of this job's is left on the GPU when the parent takes the lease for it alone.
   gpu.sync_judge();
   gpu_turns::give_back();
-  // With a profile to take, the parent says when the profiler's first pass may start before the GPU
-  // is alone (run/session.cc): the start is the long part of a profile.
-  const bool measure = await_gpu(profile && profile->with_cupti(), [&] { profile->start_first_pass(); });
+  const bool measure = await_gpu();
   if (measure) gpu_turns::measuring();
   clock.step("wait_for_gpu");
   if (!measure) {
@@ -219,17 +217,6 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
     send_result(outcome::kCompleted, report);
     return;
   }
-  // Profiled first, timed after: the timed launches then run with no profiler enabled in any
-  // process, and the GPU's profiler is let go for the next job's warm-up while this one times.
-  std::vector<Finding> profile_findings;
-  if (profile) {
-    const std::size_t before = report.findings.size();
-    profile->collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
-    profile_findings.assign(report.findings.begin() + static_cast<std::ptrdiff_t>(before),
-                            report.findings.end());
-    clock.step("profile");
-  }
-  gpu_turns::profiler_done();
   gpu.measure_peak_read_gbps();
   report.gpu = gpu.info();
   clock.step("peak_probe");
@@ -237,9 +224,12 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
   fill_metrics(outcome, gpu.info(), report.metrics);
   clock.step("timing");
   // The timed launches are checked too (a kernel answering from an earlier launch): what they
-  // found joins the tests' findings, with what the profiler's replayed launches found.
+  // found joins the tests' findings, and such a kernel is not profiled.
   report.findings = outcome.findings.finish();
-  report.findings.insert(report.findings.end(), profile_findings.begin(), profile_findings.end());
+  if (profile && is_correct(report.tests, report.findings)) {
+    profile->collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
+    clock.step("profile");
+  }
   send_result(outcome::kCompleted, report);
 }
 

@@ -17,11 +17,8 @@
 #include "check/findings.h"
 #include "common/environment.h"
 #include "contract/driver.h"
-#include "gpu/gpu.h"
-#include "gpu/gpu_turns.h"
 #include "measure/profiler.h"
 #include "report/report.h"
-#include "run/cuda_startup.h"
 #include "run/protocol.h"
 
 namespace cudojo {
@@ -48,45 +45,6 @@ class Gate {
   std::optional<bool> go_;
 };
 
-// CUDOJO_PROFILER=ncu skips CUPTI, so the parent measures with ncu: how the two collectors are
-// compared (scripts/metrics-check.sh).
-inline bool cupti_skipped() {
-  const char* forced = std::getenv(env::kProfiler);
-  return forced && std::string(forced) == "ncu";
-}
-
-// The profiler's warm-up (measure/profiler.h) while a job that will be profiled compiles, in a warm
-// worker whose CUPTI is set up already, and only when the GPU's profiler is free at once (an idle
-// server: run/gpu_lease.h). Otherwise the profiler starts its first pass while the parent waits for
-// the GPU alone (BackgroundProfile::start_first_pass). finish() must come before the job's first kernel, and
-// before any result: the warm-up's own GPU turns are asked for from its thread.
-class EarlyWarmUp {
- public:
-  EarlyWarmUp(const Job& job, CudaStartup& cuda, bool first_job) {
-    if (!job.profile || job.mode != WorkerMode::kCheck || first_job || cupti_skipped() ||
-        !profiler_set_up_here())
-      return;
-    if (!gpu_turns::hold_profiler_if_idle()) return;
-    warm_up_ = std::async(std::launch::async, [&cuda] {
-      return warm_up_range_profiler(0, [&cuda] { cuda.session().launch_idle_kernel(); });
-    });
-  }
-  ~EarlyWarmUp() {
-    if (warm_up_.valid()) warm_up_.wait();
-  }
-  EarlyWarmUp(const EarlyWarmUp&) = delete;
-  EarlyWarmUp& operator=(const EarlyWarmUp&) = delete;
-
-  void finish(Report& report) {
-    if (!warm_up_.valid()) return;
-    const ProfilerWarmUp warm = warm_up_.get();
-    report.timings_ms["early_warm_up"] = warm.ms;
-  }
-
- private:
-  std::future<ProfilerWarmUp> warm_up_;
-};
-
 // Hardware metrics of one launch each of the reference and the submission at the performance
 // size, with CUPTI in this process (its context and modules are already loaded). CUPTI's set-up
 // runs on a thread from the start of the tests; its replayed launches wait behind the gate, which
@@ -100,14 +58,15 @@ class BackgroundProfile {
   BackgroundProfile(const Job& job, ContractContext& context, ContractDriver& driver,
                     std::optional<KernelMetrics> calibrated_reference)
       : calibrated_reference_(calibrated_reference), sm_throughput_(job.profile_sm_throughput) {
-    if (cupti_skipped()) {
+    // CUDOJO_PROFILER=ncu skips CUPTI, so the parent measures with ncu: how the two collectors are
+    // compared (scripts/metrics-check.sh).
+    if (const char* forced = std::getenv(env::kProfiler); forced && std::string(forced) == "ncu") {
       skipped_ = fmt::format("CUPTI skipped ({}=ncu)", env::kProfiler);
       return;
     }
     const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-    profile_ = [this, &context, &driver, n, passes = job.profiler_max_passes, sm = job.profile_sm_throughput](
-                   const std::function<bool()>& ready_for_passes,
-                   const std::function<bool()>& ready_for_launches) {
+    profile_ = [this, &context, &driver, n, passes = job.profiler_max_passes,
+                sm = job.profile_sm_throughput](const std::function<bool()>& ready_for_passes) {
       std::vector<ProfiledLaunch> launches;
       if (!calibrated_reference_) {
         launches.push_back([&, n](const LaunchMarks& marks) {
@@ -122,33 +81,21 @@ class BackgroundProfile {
         if (driver.tool_answer_right(context) == false) ++wrong_profiled_launches_;
       });
       return profile_with_cupti(
-          0, launches, [&] { context.gpu.flush_l2(); }, passes, ready_for_passes, sm, ready_for_launches);
+          0, launches, [&] { context.gpu.flush_l2(); }, passes, ready_for_passes, sm);
     };
-    // Reaching the first gate means CUPTI's set-up is done; collect() waits for that, within a
-    // bound. The first gate lets the profiler start its first pass, the second its launches.
+    // Reaching the gate means CUPTI's set-up is done; collect() waits for that, within a bound.
     result_ = std::async(std::launch::async, [this] {
-      return profile_(
-          [this] {
-            set_up_ = true;
-            return start_gate_.wait();
-          },
-          [this] { return launch_gate_.wait(); });
+      return profile_([this] {
+        set_up_ = true;
+        return gate_.wait();
+      });
     });
   }
   // Never leaves the thread waiting: a check that ends early (a fault, a wrong answer) cancels it.
   ~BackgroundProfile() {
-    start_gate_.open(false);
-    launch_gate_.open(false);
+    gate_.open(false);
     if (result_.valid()) result_.wait();
   }
-
-  // The GPU's profiler is this worker's (run/gpu_lease.h) and the GPU will be alone next: the
-  // profiler may enable and start its first pass now, whose start is the long part (130-160 ms
-  // on an H200), while the parent waits for the other jobs' work to drain. Its launches wait
-  // for collect().
-  void start_first_pass() { start_gate_.open(true); }
-  // Whether this check profiles with CUPTI here (not skipped for ncu).
-  bool with_cupti() const { return result_.valid(); }
   BackgroundProfile(const BackgroundProfile&) = delete;
   BackgroundProfile& operator=(const BackgroundProfile&) = delete;
 
@@ -160,17 +107,19 @@ class BackgroundProfile {
       report.metrics.metrics_note = skipped_;
       return;
     }
-    if (!wait_for_set_up(setup_wait_ms)) {
-      start_gate_.open(false);
-      launch_gate_.open(false);
-      report.metrics.metrics_note =
-          fmt::format("CUPTI: its set-up took longer than {:.0f} ms", setup_wait_ms);
-      return;
+    const auto give_up =
+        Clock::now() + std::chrono::microseconds(static_cast<long long>(setup_wait_ms * 1000));
+    while (!set_up_ && result_.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+      if (Clock::now() >= give_up) {
+        gate_.open(false);
+        report.metrics.metrics_note =
+            fmt::format("CUPTI: its set-up took longer than {:.0f} ms", setup_wait_ms);
+        return;
+      }
     }
     // Each pass replays each kernel once.
     announce.phase("profile", (calibrated_reference_ ? 1 : 2) * max_passes);
-    start_gate_.open(true);
-    launch_gate_.open(true);
+    gate_.open(true);
     ProfileResult result = result_.get();
     if (!result.ok && profiled_launches_ == 0 && result.error.find("HARDWARE_BUSY") != std::string::npos) {
       // The counters were another process's when the set-up ran during the tests (it was in its
@@ -179,7 +128,7 @@ class BackgroundProfile {
       // the judge's retry never eats into the learner's.
       const std::string first_error = result.error;
       announce.phase("profile_retry", (calibrated_reference_ ? 1 : 2) * max_passes);
-      result = profile_(nullptr, nullptr);
+      result = profile_(nullptr);
       report.timings_ms["profile_retry"] = result.setup_ms + result.passes_ms;
       if (!result.ok) result.error = fmt::format("{} (then, tried again: {})", first_error, result.error);
     }
@@ -188,7 +137,6 @@ class BackgroundProfile {
     report.timings_ms["profile_enable"] = result.enable_ms;
     report.timings_ms["profile_first_pass"] = result.first_pass_ms;
     report.timings_ms["profile_first_launches"] = result.first_launches_ms;
-    report.timings_ms["profile_first_start"] = result.first_start_ms;
     fill(result, calibrated_reference_, report);
     if (result.ok && !sm_throughput_) {
       report.metrics.metrics_note +=
@@ -206,15 +154,6 @@ class BackgroundProfile {
   }
 
  private:
-  // Waits for CUPTI's set-up on the thread, at most `ms`; whether it is done.
-  bool wait_for_set_up(double ms) {
-    const auto give_up = Clock::now() + std::chrono::microseconds(static_cast<long long>(ms * 1000));
-    while (!set_up_ && result_.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
-      if (Clock::now() >= give_up) return false;
-    }
-    return true;
-  }
-
   static void fill(const ProfileResult& result, const std::optional<KernelMetrics>& calibrated_reference,
                    Report& report) {
     report.metrics.metrics_passes = result.passes;
@@ -234,12 +173,11 @@ class BackgroundProfile {
     }
   }
 
-  Gate start_gate_;
-  Gate launch_gate_;
+  Gate gate_;
   std::atomic<bool> set_up_{false};
   std::atomic<int> profiled_launches_{0};
   std::atomic<int> wrong_profiled_launches_{0};
-  std::function<ProfileResult(const std::function<bool()>&, const std::function<bool()>&)> profile_;
+  std::function<ProfileResult(const std::function<bool()>&)> profile_;
   std::future<ProfileResult> result_;
   std::string skipped_;
   std::optional<KernelMetrics> calibrated_reference_;
