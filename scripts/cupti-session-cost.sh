@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Where a CUPTI range-profiler session's time goes on this GPU, and what keeping the profiler
 # enabled in a warm worker would save (issue #25: each job's first profiling pass costs 150-250 ms
-# before its first launch). Also asks whether another process can run kernels, or enable its own
-# range profiler, while one process keeps its profiler enabled.
+# before its first launch). Also asks whether another process can run kernels, enable its own range
+# profiler, or time a kernel undisturbed, while one process keeps its profiler enabled.
 #   scripts/cupti-session-cost.sh [TRANSCRIPT]   default: evidence/<UTC date>-<gpu>-cupti-session-cost.txt
 # Needs nvcc and libcupti (CUDA_HOME, default /usr/local/cuda); no build of cudojo.
 set -uo pipefail

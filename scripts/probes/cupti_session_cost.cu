@@ -456,9 +456,50 @@ int other_main(bool with_profiler) {
   return status == cudaSuccess ? 0 : 1;
 }
 
+// Another process times a sum while this one's profiler is in `state`: whether a per-GPU profiling
+// process could keep its profiler enabled while other jobs are timed.
+int other_timing_main(const char* state) {
+  cudaMalloc(&g_out, sizeof(float));
+  for (int round = 0; round < 3; ++round) timing_beside(state);
+  return 0;
+}
+
+void other_process_timing(const char* state) {
+  const pid_t child = fork();
+  if (child != 0) {
+    int status = 0;
+    waitpid(child, &status, 0);
+    return;
+  }
+  char self[4096] = {};
+  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (length > 0) execl(self, self, "--other-timing", state, nullptr);
+  _exit(127);
+}
+
+// Three rounds: nothing enabled here, then this process's profiler enabled after a profile (its
+// first start paid, as a kept profiling process would leave it), then disabled again.
+bool timing_beside_another_process(CUcontext context) {
+  HostSide side;
+  if (!build_host_side(context, false, side)) return false;
+  for (int round = 1; round <= 2; ++round) {
+    other_process_timing("another process, none enabled here");
+    CUpti_RangeProfiler_Object* profiler = nullptr;
+    if (!enable(context, profiler)) return false;
+    SessionTimes t;
+    if (!profile_once(profiler, side, false, t)) return false;
+    other_process_timing("another process, enabled here");
+    disable(profiler);
+  }
+  other_process_timing("another process, disabled here again");
+  free_host_side(side);
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 2 && std::string(argv[1]) == "--other-timing") return other_timing_main(argv[2]);
   if (argc > 1 && std::string(argv[1]) == "--other") return other_main(false);
   if (argc > 1 && std::string(argv[1]) == "--other-with-profiler") return other_main(true);
   cudaMalloc(&g_in, kN * sizeof(float));
@@ -487,5 +528,7 @@ int main(int argc, char** argv) {
   ok = kept_enabled_in_a_worker(context) && ok;
   std::printf("\n## an empty pass as a warm-up\n");
   ok = empty_warm_up(context) && ok;
+  std::printf("\n## another process's timing while this one keeps its profiler enabled\n");
+  ok = timing_beside_another_process(context) && ok;
   return ok ? 0 : 1;
 }
