@@ -138,6 +138,8 @@ std::optional<JobRecord> PostgresStore::claim_next(const std::string& holder, do
           Params().add(holder).add(lease_seconds));
       if (claimed.empty()) return std::nullopt;
       JobRecord job = read_job(claimed, 0);
+      // A report an earlier attempt kept belongs to a result that was never recorded.
+      session.run("DELETE FROM ncu_reports WHERE job_id = $1", Params().add(job.id));
       if (!job.rejudging_id) {  // a rerun is the instructor's, not a turn of its learner's
         session.run("UPDATE learners SET last_served_at = $1 WHERE id = $2",
                     Params().add(job.started_at.value_or(0)).add(job.learner_id));

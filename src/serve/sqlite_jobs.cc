@@ -141,6 +141,10 @@ std::optional<JobRecord> SqliteStore::claim_next(const std::string& holder, doub
                       " started_at = ?, holder = ?, lease_until = ? WHERE id = ?");
       claim.bind(1, started).bind(2, holder).bind(3, started + lease_seconds).bind(4, job->id);
       claim.step();
+      // A report an earlier attempt kept belongs to a result that was never recorded.
+      Statement forget(db_, "DELETE FROM ncu_reports WHERE job_id = ?");
+      forget.bind(1, job->id);
+      forget.step();
       if (!job->rejudging_id) {
         Statement served(db_, "UPDATE learners SET last_served_at = ? WHERE id = ?");
         served.bind(1, started).bind(2, job->learner_id);

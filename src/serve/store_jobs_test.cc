@@ -344,4 +344,25 @@ TEST_P(StoreTest, AProfiledJobKeepsItsNcuReportUnderItsClaimWithinTheLimit) {
   EXPECT_EQ(store.ncu_report(largest)->size(), limit.size());
 }
 
+TEST_P(StoreTest, AReportKeptByAnAttemptThatLostItsJobIsGoneOnceTheJobIsClaimedAgain) {
+  // The attempt kept its report and then lost its lease: its result is never recorded, and the
+  // next attempt's verdict must not be served with the lost attempt's report.
+  Store& store = reopen();
+  const auto learner = store.create_learner("ada").learner.id;
+  Submission asked{learner, "reduction/3", "b", "cuda", "", ""};
+  asked.profile = true;
+  const auto profiled = store.submit(asked).id;
+  const auto lost = store.claim_next(kNode, kLapsedLease);
+  ASSERT_TRUE(lost && lost->id == profiled);
+  ASSERT_TRUE(store.keep_ncu_report(lost->claim(), "the lost attempt's report"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  EXPECT_EQ(store.requeue_expired(), 1);
+  const auto again = store.claim_next(kNode, kLease);
+  ASSERT_TRUE(again && again->id == profiled);
+  EXPECT_EQ(store.ncu_report(profiled), std::nullopt) << "the lost attempt's report outlived its claim";
+  EXPECT_EQ(store.job(profiled)->ncu_report_bytes, std::nullopt);
+  EXPECT_TRUE(store.finish(again->claim(), "wrong_answer", "{}"));
+  EXPECT_EQ(store.ncu_report(profiled), std::nullopt);
+}
+
 }  // namespace cudojo::store_test
