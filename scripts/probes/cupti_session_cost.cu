@@ -280,21 +280,26 @@ bool kept_host(CUcontext context, bool with_sm, int rounds) {
   return true;
 }
 
-// Another process's work while this one's profiler stays enabled between profiles: a plain kernel,
-// then (with `enable_too`) its own range profiler, as a second warm worker would.
-void other_process(bool enable_too) {
+// Runs this program again as another process with `mode` (and `state`, when given), and waits for
+// it. The child may not touch the parent's context: it starts CUDA afresh in a new process image.
+// What this process printed so far goes out first, so the transcript keeps its order.
+void run_again_as(const char* mode, const char* state = nullptr) {
+  std::fflush(stdout);
   const pid_t child = fork();
   if (child != 0) {
     int status = 0;
     waitpid(child, &status, 0);
     return;
   }
-  // The child may not touch the parent's context: it starts CUDA afresh in a new process image.
   char self[4096] = {};
   const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length > 0) execl(self, self, enable_too ? "--other-with-profiler" : "--other", nullptr);
+  if (length > 0) execl(self, self, mode, state, nullptr);
   _exit(127);
 }
+
+// Another process's work while this one's profiler stays enabled between profiles: a plain kernel,
+// then (with `enable_too`) its own range profiler, as a second warm worker would.
+void other_process(bool enable_too) { run_again_as(enable_too ? "--other-with-profiler" : "--other"); }
 
 // The profiler enabled once and kept; per profile only SetConfig, the passes and the decode.
 bool kept_enabled(CUcontext context, bool with_sm, int rounds, bool others_between) {
@@ -464,18 +469,7 @@ int other_timing_main(const char* state) {
   return 0;
 }
 
-void other_process_timing(const char* state) {
-  const pid_t child = fork();
-  if (child != 0) {
-    int status = 0;
-    waitpid(child, &status, 0);
-    return;
-  }
-  char self[4096] = {};
-  const ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (length > 0) execl(self, self, "--other-timing", state, nullptr);
-  _exit(127);
-}
+void other_process_timing(const char* state) { run_again_as("--other-timing", state); }
 
 // Three rounds: nothing enabled here, then this process's profiler enabled after a profile (its
 // first start paid, as a kept profiling process would leave it), then disabled again.
