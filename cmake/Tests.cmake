@@ -46,6 +46,7 @@ add_executable(cudojo_unit_tests
   src/run/tool_marks_test.cc
   src/run/judge_test.cc
   src/run/judge_profile_test.cc
+  src/run/gpu_profiler_test.cc
   src/run/stage_version_test.cc
   src/run/gpu_lease_test.cc
   src/gpu/gpu_turns_test.cc

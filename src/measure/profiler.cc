@@ -1,12 +1,6 @@
 #include "measure/profiler.h"
 
-#include <cuda.h>
 #include <cuda_runtime.h>
-#include <cupti_profiler_host.h>
-#include <cupti_profiler_target.h>
-#include <cupti_range_profiler.h>
-#include <cupti_target.h>
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +13,7 @@
 #include <sstream>
 
 #include "common/json_number.h"
+#include "measure/cupti_library.h"
 
 namespace cudojo {
 
@@ -26,108 +21,17 @@ namespace {
 
 using namespace profiler_metric;
 
-// The CUPTI entry points cudojo uses, resolved from libcupti at run time.
-struct Cupti {
-  void* handle = nullptr;
-#define CUDOJO_CUPTI_FN(name, Params) CUptiResult (*name)(Params*) = nullptr;
-  CUDOJO_CUPTI_FN(cuptiProfilerInitialize, CUpti_Profiler_Initialize_Params)
-  CUDOJO_CUPTI_FN(cuptiDeviceGetChipName, CUpti_Device_GetChipName_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerGetCounterAvailability, CUpti_Profiler_GetCounterAvailability_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerHostInitialize, CUpti_Profiler_Host_Initialize_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerHostDeinitialize, CUpti_Profiler_Host_Deinitialize_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerHostConfigAddMetrics, CUpti_Profiler_Host_ConfigAddMetrics_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerHostGetConfigImageSize, CUpti_Profiler_Host_GetConfigImageSize_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerHostGetConfigImage, CUpti_Profiler_Host_GetConfigImage_Params)
-  CUDOJO_CUPTI_FN(cuptiProfilerHostEvaluateToGpuValues, CUpti_Profiler_Host_EvaluateToGpuValues_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerEnable, CUpti_RangeProfiler_Enable_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerDisable, CUpti_RangeProfiler_Disable_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerGetCounterDataSize, CUpti_RangeProfiler_GetCounterDataSize_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerCounterDataImageInitialize,
-                  CUpti_RangeProfiler_CounterDataImage_Initialize_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerSetConfig, CUpti_RangeProfiler_SetConfig_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerStart, CUpti_RangeProfiler_Start_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerStop, CUpti_RangeProfiler_Stop_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerDecodeData, CUpti_RangeProfiler_DecodeData_Params)
-  CUDOJO_CUPTI_FN(cuptiRangeProfilerGetCounterDataInfo, CUpti_RangeProfiler_GetCounterDataInfo_Params)
-#undef CUDOJO_CUPTI_FN
-  CUptiResult (*cuptiGetResultString)(CUptiResult, const char**) = nullptr;
-};
-
-class CuptiFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-template <typename Fn>
-void resolve(Cupti& cupti, Fn& fn, const char* name) {
-  fn = reinterpret_cast<Fn>(dlsym(cupti.handle, name));
-  if (!fn) throw CuptiFailure(fmt::format("libcupti has no {}", name));
-}
-
-Cupti load_cupti() {
-  Cupti cupti;
-  for (const char* name : {"libcupti.so.13", "libcupti.so", "/usr/local/cuda/lib64/libcupti.so.13",
-                           "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13"}) {
-    cupti.handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (cupti.handle) break;
-  }
-  if (!cupti.handle) throw CuptiFailure(fmt::format("libcupti could not be loaded ({})", dlerror()));
-#define CUDOJO_RESOLVE(name) resolve(cupti, cupti.name, #name)
-  CUDOJO_RESOLVE(cuptiProfilerInitialize);
-  CUDOJO_RESOLVE(cuptiDeviceGetChipName);
-  CUDOJO_RESOLVE(cuptiProfilerGetCounterAvailability);
-  CUDOJO_RESOLVE(cuptiProfilerHostInitialize);
-  CUDOJO_RESOLVE(cuptiProfilerHostDeinitialize);
-  CUDOJO_RESOLVE(cuptiProfilerHostConfigAddMetrics);
-  CUDOJO_RESOLVE(cuptiProfilerHostGetConfigImageSize);
-  CUDOJO_RESOLVE(cuptiProfilerHostGetConfigImage);
-  CUDOJO_RESOLVE(cuptiProfilerHostEvaluateToGpuValues);
-  CUDOJO_RESOLVE(cuptiRangeProfilerEnable);
-  CUDOJO_RESOLVE(cuptiRangeProfilerDisable);
-  CUDOJO_RESOLVE(cuptiRangeProfilerGetCounterDataSize);
-  CUDOJO_RESOLVE(cuptiRangeProfilerCounterDataImageInitialize);
-  CUDOJO_RESOLVE(cuptiRangeProfilerSetConfig);
-  CUDOJO_RESOLVE(cuptiRangeProfilerStart);
-  CUDOJO_RESOLVE(cuptiRangeProfilerStop);
-  CUDOJO_RESOLVE(cuptiRangeProfilerDecodeData);
-  CUDOJO_RESOLVE(cuptiRangeProfilerGetCounterDataInfo);
-  CUDOJO_RESOLVE(cuptiGetResultString);
-#undef CUDOJO_RESOLVE
-  return cupti;
-}
-
-void check(const Cupti& cupti, CUptiResult result, const char* call) {
-  if (result == CUPTI_SUCCESS) return;
-  const char* text = "unknown";
-  if (cupti.cuptiGetResultString) cupti.cuptiGetResultString(result, &text);
-  throw CuptiFailure(fmt::format("{} failed: {}", call, text));
-}
-
-#define CUDOJO_CUPTI(cupti, call, params) check(cupti, cupti.call(&params), #call)
-
-CUcontext current_context() {
-  void* entry = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &status) !=
-          cudaSuccess ||
-      !entry) {
-    throw CuptiFailure("cuCtxGetCurrent is not available from the driver");
-  }
-  CUcontext context = nullptr;
-  reinterpret_cast<CUresult (*)(CUcontext*)>(entry)(&context);
-  if (!context) throw CuptiFailure("no current CUDA context");
-  return context;
-}
-
 // What this process keeps of CUPTI between profiles (a warm worker's jobs): the library, the
 // chip's counter availability and the host side of each configuration (the metric tables and the
 // configuration image: 100-180 ms of CPU per profile, and the availability query fails with
 // CUPTI_ERROR_HARDWARE_BUSY while another process profiles, which cost a retry with the GPU alone).
-// The range profiler itself is enabled for each profile and disabled after it: one kept enabled
-// makes every other process's profile fail with CUPTI_ERROR_HARDWARE_BUSY, so several workers on
-// one GPU cannot each keep one (evidence/2026-12-03-h200-cupti-session-cost.txt, and the burst in
-// -judge-scale-kept-enabled.txt where that was tried). None of it holds a job's data: each profile
-// has a counter data image of its own. After any failure of a profile all of it is let go.
+// The range profiler itself is enabled for each profile and disabled after it, unless the caller
+// is the GPU's one profiling process (`keep_enabled`): one kept enabled makes every other process's
+// profile fail with CUPTI_ERROR_HARDWARE_BUSY, so several workers on one GPU cannot each keep one
+// (evidence/2026-12-03-h200-cupti-session-cost.txt, and the burst in -judge-scale-kept-enabled.txt
+// where that was tried), while its first start after enabling costs 140-230 ms of the GPU alone.
+// None of it holds a job's data: each profile has a counter data image of its own. After any
+// failure of a profile all of it is let go, the profiler disabled.
 struct HostSide {
   CUpti_Profiler_Host_Object* host = nullptr;
   std::vector<uint8_t> config;
@@ -140,12 +44,21 @@ struct KeptCupti {
   std::mutex mutex;  // one profile at a time in a process
   Cupti cupti;
   bool loaded = false;
-  CUcontext context = nullptr;          // the context the availability was read on
-  std::string chip;                     // its chip's name
-  std::vector<uint8_t> availability;    // its counter availability image
-  std::map<bool, HostSide> host_sides;  // by "with SM throughput"
+  CUcontext context = nullptr;                    // the context the availability was read on
+  std::string chip;                               // its chip's name
+  std::vector<uint8_t> availability;              // its counter availability image
+  std::map<bool, HostSide> host_sides;            // by "with SM throughput"
+  CUpti_RangeProfiler_Object* enabled = nullptr;  // kept enabled on `context` after a profile
 
+  void disable() {
+    if (!enabled || !cupti.cuptiRangeProfilerDisable) return;
+    CUpti_RangeProfiler_Disable_Params params{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    params.pRangeProfilerObject = enabled;
+    cupti.cuptiRangeProfilerDisable(&params);
+    enabled = nullptr;
+  }
   void let_go() {
+    disable();
     context = nullptr;
     chip.clear();
     availability.clear();
@@ -256,7 +169,8 @@ HostSide build_host_side(const KeptCupti& kept, bool sm_throughput) {
 
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
                                  const std::function<void()>& flush_l2, int max_passes,
-                                 const std::function<bool()>& ready_for_passes, bool sm_throughput) {
+                                 const std::function<bool()>& ready_for_passes, bool sm_throughput,
+                                 bool keep_enabled) {
   const auto started = std::chrono::steady_clock::now();
   auto ms_since = [](std::chrono::steady_clock::time_point from) {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
@@ -266,8 +180,8 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
   KeptCupti& kept = kept_cupti();
   std::lock_guard lock(kept.mutex);
   const Cupti& cupti = kept.cupti;
-  CUpti_RangeProfiler_Object* profiler = nullptr;
-  bool session_begun = false;  // from here a failure lets go of what is kept
+  CUpti_RangeProfiler_Object* profiler = nullptr;  // kept.enabled while a session runs
+  bool session_begun = false;                      // from here a failure lets go of what is kept
   try {
     if (!kept.loaded) {
       kept.cupti = load_cupti();
@@ -294,10 +208,16 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       throw CuptiFailure("not wanted (the kernel was not measured)");
     const auto passes_started = std::chrono::steady_clock::now();
     session_begun = true;
-    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-    enable.ctx = context;
-    CUDOJO_CUPTI(cupti, cuptiRangeProfilerEnable, enable);
-    profiler = enable.pRangeProfilerObject;
+    result.found_enabled = kept.enabled != nullptr;
+    if (kept.enabled) {
+      profiler = kept.enabled;
+    } else {
+      CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+      enable.ctx = context;
+      CUDOJO_CUPTI(cupti, cuptiRangeProfilerEnable, enable);
+      profiler = enable.pRangeProfilerObject;
+    }
+    kept.enabled = profiler;  // disabled below unless kept; let_go() disables it on a failure
 
     constexpr size_t kMaxRanges = 16;
     CUpti_RangeProfiler_GetCounterDataSize_Params data_size{
@@ -411,14 +331,13 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     result.ok = false;
     result.error = error.what();
   }
-  if (profiler) {
-    CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-    disable.pRangeProfilerObject = profiler;
-    cupti.cuptiRangeProfilerDisable(&disable);
-  }
   // After a failure in the session, whatever CUPTI was left holding, the next profile starts from
   // nothing. A profile not wanted (the check ended first) touched nothing kept.
-  if (!result.ok && session_begun) kept.let_go();
+  if (!result.ok && session_begun) {
+    kept.let_go();
+  } else if (!keep_enabled) {
+    kept.disable();
+  }
   return result;
 }
 

@@ -35,6 +35,7 @@ struct ProfileResult {
   double first_pass_ms = 0;            // of passes_ms: the first pass, from its start to its launches done
   double first_launches_ms = 0;        // of that: the launches (their input made ready, the L2 flushed)
   bool host_side_kept = false;         // CUPTI's host side was made by an earlier profile of this process
+  bool found_enabled = false;          // the range profiler was still enabled from an earlier profile
 };
 
 // Where each metric stands in profiler_metric_names().
@@ -71,10 +72,15 @@ using ProfiledLaunch = std::function<void(const LaunchMarks&)>;
 // kernel, so it can run on a thread while the GPU is busy with other work; `ready_for_passes`, when
 // given, is called before the first GPU-side step and blocks until the GPU may be used, returning
 // false to give up (the result then says the profile was not wanted).
+// `keep_enabled` leaves the range profiler enabled after a profile that succeeded, so the next one
+// in this process skips its first start (140-230 ms with the GPU alone on an H200). Only the GPU's
+// one profiling process may ask for it: while it is enabled, every other process's profile (CUPTI's
+// or Nsight Compute's) fails with CUPTI_ERROR_HARDWARE_BUSY. It stays enabled until the process
+// ends or a profile fails.
 ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& launches,
                                  const std::function<void()>& flush_l2, int max_passes,
                                  const std::function<bool()>& ready_for_passes = {},
-                                 bool sm_throughput = true);
+                                 bool sm_throughput = true, bool keep_enabled = false);
 
 // Reads `ncu --csv --metrics ...` output: one KernelMetrics per profiled kernel ID, in ID order.
 ProfileResult parse_ncu_csv(const std::string& csv);

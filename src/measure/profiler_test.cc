@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
+#include <memory>
 
 #include "common/limits.h"
 #include "compile/nvrtc_compiler.h"
@@ -83,23 +86,33 @@ TEST(Cupti, MissingLibraryOrDeviceIsAnExplanationNotACrash) {
   if (!result.ok) EXPECT_FALSE(result.error.empty());
 }
 
+// The profiled kernel of these tests is the judge's own L2 flush (a read of twice the L2), so no
+// compiler is needed.
+class CuptiOnAGpu : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    int count = 0;
+    const cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess || count == 0)
+      GTEST_SKIP() << "no CUDA device here (" << cudaGetErrorName(status)
+                   << "); this test runs on a machine with an NVIDIA GPU (scripts/gpu-check.sh)";
+    gpu_ = std::make_unique<GpuSession>(0, default_cuda_include_dir());
+    flush = [this] { gpu_->flush_l2(); };
+    read_twice_the_l2 = {[this](const LaunchMarks& marks) {
+      marks.before();
+      gpu_->flush_l2();
+    }};
+  }
+  std::unique_ptr<GpuSession> gpu_;
+  std::function<void()> flush;
+  std::vector<ProfiledLaunch> read_twice_the_l2;
+  const int passes = kDefaultLimits.profiler_max_passes;
+};
+
 // A worker keeps CUPTI's host side between its jobs (the counter availability, read once, and each
 // configuration's image). Kept, it must measure each later profile as a fresh one would, through a
-// change of configuration, and start afresh after a failure. The profiled kernel is the judge's
-// own L2 flush (a read of twice the L2), so no compiler is needed.
-TEST(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess || count == 0)
-    GTEST_SKIP() << "no CUDA device here (" << cudaGetErrorName(status)
-                 << "); this test runs on a machine with an NVIDIA GPU (scripts/gpu-check.sh)";
-  GpuSession gpu(0, default_cuda_include_dir());
-  const auto flush = [&] { gpu.flush_l2(); };
-  const std::vector<ProfiledLaunch> read_twice_the_l2 = {[&](const LaunchMarks& marks) {
-    marks.before();
-    gpu.flush_l2();
-  }};
-  const int passes = kDefaultLimits.profiler_max_passes;
+// change of configuration, and start afresh after a failure.
+TEST_F(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
   auto profile = [&](bool sm_throughput) {
     return profile_with_cupti(0, read_twice_the_l2, flush, passes, {}, sm_throughput);
   };
@@ -126,6 +139,43 @@ TEST(CuptiOnAGpu, AKeptHostSideMeasuresEachLaterProfileAsAFreshOne) {
   const ProfileResult after = profile(false);
   ASSERT_TRUE(after.ok) << after.error;
   EXPECT_FALSE(after.host_side_kept);
+}
+
+// The GPU's profiling process keeps the range profiler enabled between profiles: each later one
+// must find it enabled, measure as the first did, and pay far less for its first pass; a failure
+// disables it, and a profile not asked to keep it leaves it disabled.
+TEST_F(CuptiOnAGpu, AProfilerKeptEnabledMeasuresEachLaterProfileAsTheFirst) {
+  auto profile = [&](bool sm_throughput, bool keep) {
+    return profile_with_cupti(0, read_twice_the_l2, flush, passes, {}, sm_throughput, keep);
+  };
+  const ProfileResult first = profile(false, true);
+  ASSERT_TRUE(first.ok) << first.error;
+  EXPECT_FALSE(first.found_enabled);
+  std::vector<ProfileResult> later = {profile(false, true), profile(true, true), profile(false, true)};
+  for (const ProfileResult& result : later) {
+    ASSERT_TRUE(result.ok) << result.error;
+    EXPECT_TRUE(result.found_enabled) << "the profiler was not kept enabled";
+    ASSERT_EQ(result.kernels.size(), 1u);
+    EXPECT_NEAR(result.kernels[0].duration_ms, first.kernels[0].duration_ms,
+                0.3 * first.kernels[0].duration_ms);
+    EXPECT_GT(result.kernels[0].dram_throughput_pct, 10.0);
+    std::printf(
+        "kept enabled: first pass %.1f ms (the first profile's: %.1f ms), enable %.1f ms, %d passes\n",
+        result.first_pass_ms, first.first_pass_ms, result.enable_ms, result.passes);
+  }
+  EXPECT_FALSE(std::isnan(later[1].kernels[0].sm_throughput_pct))
+      << "a change of configuration was not applied";
+  EXPECT_LT(later[0].first_pass_ms, first.first_pass_ms) << "keeping it enabled saved nothing";
+
+  const ProfileResult failed =
+      profile_with_cupti(0, {[](const LaunchMarks&) {}}, flush, passes, {}, false, true);
+  EXPECT_FALSE(failed.ok);
+  const ProfileResult after_failure = profile(false, false);
+  ASSERT_TRUE(after_failure.ok) << after_failure.error;
+  EXPECT_FALSE(after_failure.found_enabled) << "a failed profile left the profiler enabled";
+  const ProfileResult after_unkept = profile(false, false);
+  ASSERT_TRUE(after_unkept.ok) << after_unkept.error;
+  EXPECT_FALSE(after_unkept.found_enabled) << "a profile not asked to keep the profiler kept it";
 }
 
 }  // namespace

@@ -53,6 +53,16 @@ class FakeWorkerProgram : public ::testing::Test {
   Stage stage_;
 };
 
+// A slot's settings for a fake worker kept warm between jobs (no sanitizers, a short settle).
+inline WorkerSettings kept_fake_worker(const std::string& executable) {
+  WorkerSettings workers;
+  workers.worker_executable = executable;
+  workers.sanitize = false;
+  workers.keep_alive = true;
+  workers.limits.worker_settle_ms = 500;
+  return workers;
+}
+
 inline std::string completed_report(double submission_ms, double reference_ms) {
   Report report;
   report.stage = "reduction/3";

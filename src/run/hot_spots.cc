@@ -263,6 +263,7 @@ HotSpotsResult collect_hot_spots(const ToolSettings& settings, const HotSpotsReq
   {
     GpuLease::Hold alone;
     if (request.lease) alone = request.lease->alone();
+    if (request.free_counters) request.free_counters();
     WorkerProcess worker(worker_command(settings, prefix, WorkerMode::kLaunchForNcu),
                          settings.limits.max_output_bytes, tool_environment(settings));
     ToolFollow follow;

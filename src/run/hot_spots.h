@@ -10,6 +10,7 @@
 // to find changes the verdict.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -32,6 +33,9 @@ struct HotSpotsRequest {
   // sections the hot spots need.
   std::string report_path;
   GpuLease* lease = nullptr;
+  // Called once the GPU is alone, before Nsight Compute starts: the GPU's profiling process, which
+  // keeps the counters, is let go there (run/gpu_profiler.h).
+  std::function<void()> free_counters;
 };
 
 struct HotSpotsResult {

@@ -13,7 +13,9 @@
 #include "common/environment.h"
 #include "common/json_text.h"
 #include "run/decide.h"
+#include "run/gpu_profiler.h"
 #include "run/hot_spots.h"
+#include "run/judge_internal.h"
 #include "run/protocol.h"
 #include "run/session.h"
 #include "run/stage_version.h"
@@ -28,18 +30,6 @@ using Clock = std::chrono::steady_clock;
 std::uint64_t fresh_seed() {
   std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
-}
-
-ToolSettings tool_settings(const WorkerSettings& settings) {
-  ToolSettings tools;
-  tools.worker_executable = settings.worker_executable;
-  tools.environment = settings.environment;
-  tools.limits = settings.limits;
-  tools.keep_alive = settings.keep_alive;
-  tools.sanitizer_executable = settings.sanitizer_executable.empty()
-                                   ? find_cuda_tool("compute-sanitizer", env::kComputeSanitizer)
-                                   : settings.sanitizer_executable;
-  return tools;
 }
 
 Job make_job(const CheckRequest& request, std::uint64_t seed) {
@@ -112,56 +102,16 @@ std::optional<std::string> cupti_failure(const SessionResult& session) {
 
 }  // namespace
 
-PreparedWorkers::PreparedWorkers(const WorkerSettings& settings) : settings_(settings) {
-  start_check_worker();
-  if (settings_.sanitize) {
-    sanitizers_ = std::make_unique<SanitizerPass>(tool_settings(settings_));
-    started_processes_ += static_cast<int>(std::size(kSanitizerTools));
-  }
-}
-
-void PreparedWorkers::start_check_worker() {
-  check_ = std::make_unique<WorkerProcess>(std::vector<std::string>{settings_.worker_executable, "worker"},
-                                           settings_.limits.max_output_bytes, settings_.environment);
-  check_said_ready_ = false;
-  ++started_processes_;
-}
-
-void PreparedWorkers::refill(GpuLease* lease, std::chrono::steady_clock::time_point deadline) {
-  const bool check_missing = !check_ || !check_->running();
-  const bool tools_missing = sanitizers_ && !sanitizers_->ready();
-  if (!check_missing && !tools_missing && (!settings_.sanitize || sanitizers_)) return;
-  GpuLease::Hold hold;
-  if (lease) hold = lease->share();
-  if (check_missing) start_check_worker();
-  if (settings_.sanitize && !sanitizers_)
-    sanitizers_ = std::make_unique<SanitizerPass>(tool_settings(settings_));
-  else if (tools_missing)
-    sanitizers_->refill();
-  wait_until_started(deadline);
-}
-
-void PreparedWorkers::discard_those_that_ran_the_job() {
-  check_.reset();
-  if (sanitizers_) sanitizers_->discard_those_that_ran_the_job();
-}
-
-void PreparedWorkers::discard() {
-  check_.reset();
-  if (sanitizers_) sanitizers_->discard();
-}
-
-PreparedWorkers::~PreparedWorkers() = default;
-PreparedWorkers::PreparedWorkers(PreparedWorkers&&) noexcept = default;
-PreparedWorkers& PreparedWorkers::operator=(PreparedWorkers&&) noexcept = default;
-
-void PreparedWorkers::wait_until_started(std::chrono::steady_clock::time_point deadline) {
-  if (sanitizers_) sanitizers_->wait_until_started(deadline);
-  if (check_ && !check_said_ready_) check_said_ready_ = wait_for_ready(*check_, deadline);
-}
-
-bool PreparedWorkers::ready() {
-  return check_ && check_->running() && (!sanitizers_ || sanitizers_->ready());
+ToolSettings tool_settings(const WorkerSettings& settings) {
+  ToolSettings tools;
+  tools.worker_executable = settings.worker_executable;
+  tools.environment = settings.environment;
+  tools.limits = settings.limits;
+  tools.keep_alive = settings.keep_alive;
+  tools.sanitizer_executable = settings.sanitizer_executable.empty()
+                                   ? find_cuda_tool("compute-sanitizer", env::kComputeSanitizer)
+                                   : settings.sanitizer_executable;
+  return tools;
 }
 
 namespace {
@@ -214,7 +164,8 @@ bool leaves_doubt_about_memory(const Report& report) {
 
 // Hot spots come after the verdict, and only for a kernel that passed the tests: nothing they find
 // or fail to find changes it.
-static void add_hot_spots(const CheckRequest& request, const Job& tool_job, Report& report) {
+static void add_hot_spots(const CheckRequest& request, const Job& tool_job, Report& report,
+                          const std::function<void()>& free_counters) {
   if (report.verdict != Verdict::kAccepted && report.verdict != Verdict::kTooSlow) {
     report.hot_spots = HotSpots{};
     report.hot_spots->note = "hot spots are shown for a kernel that passed the tests (accepted or too slow)";
@@ -222,8 +173,8 @@ static void add_hot_spots(const CheckRequest& request, const Job& tool_job, Repo
     return;
   }
   if (request.on_progress) request.on_progress("hot spots (ncu)");
-  const HotSpotsResult found =
-      collect_hot_spots(tool_settings(request.workers), {tool_job, request.ncu_report_path, request.lease});
+  const HotSpotsResult found = collect_hot_spots(
+      tool_settings(request.workers), {tool_job, request.ncu_report_path, request.lease, free_counters});
   report.hot_spots = found.hot_spots;
   report.timings_ms["hot_spots"] = found.hot_spots.ms;
   if (request.ncu_report) *request.ncu_report = {found.report_kept, found.report_bytes, found.report_note};
@@ -330,14 +281,14 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
   };
   hooks.on_compiled = [&](const nlohmann::json& compiled) {
     const bool ok = compiled.value("compile", nlohmann::json::object()).value("ok", false);
-    if (!sanitizers) return;
     if (!ok) {
-      sanitizers->cancel();
+      if (sanitizers) sanitizers->cancel();
       return;
     }
     take_builds(compiled, tool_job);
     // A kernel that uses the device heap leaves it behind: no worker that ran it is kept.
     if (compiled.value("uses_device_heap", false)) tool_job.keep_alive = false;
+    if (!sanitizers) return;
     tools_waiting.emplace();
     if (!compiled.value("may_use_shared_memory", true)) tools_waiting->insert("racecheck");
     if (!compiled.value("may_synchronize", true)) tools_waiting->insert("synccheck");
@@ -347,10 +298,23 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     finish_sanitizers();
     return !tools_found_a_fault;
   };
+  // With the GPU's profiling process (a server's), no check worker enables a profiler: the check
+  // worker times its kernel, then that process profiles it in the same turn alone.
+  job.profile_elsewhere = job.profile && request.gpu_profiler != nullptr;
+  std::optional<GpuProfileOutcome> profiled;
+  hooks.on_await_profile = [&](double reference_ms) {
+    if (request.gpu_profiler) profiled = request.gpu_profiler->profile(tool_job, reference_ms);
+  };
+  // Nsight Compute cannot count while that process keeps the profiler enabled: it is let go first,
+  // with the GPU alone (the next profile starts another).
+  const std::function<void()> free_counters = [&] {
+    if (request.gpu_profiler) request.gpu_profiler->let_go();
+  };
   hooks.lease = request.lease;
   hooks.keep_alive = keep_alive;
-  const SessionResult session = run_worker_session(prepared->check_worker(), json_text(nlohmann::json(job)),
-                                                   request.workers.limits, hooks);
+  SessionResult session = run_worker_session(prepared->check_worker(), json_text(nlohmann::json(job)),
+                                             request.workers.limits, hooks);
+  if (profiled && session.result) merge_profile(*profiled, *session.result);
 
   DecisionInput input;
   input.stage = &stage;
@@ -366,7 +330,8 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
         if (request.on_progress) request.on_progress("profiler (ncu)");
         Job launch_job = tool_job;
         launch_job.mode = WorkerMode::kLaunchForNcu;
-        input.ncu = measure_with_ncu(tool_settings(request.workers), launch_job, *why, request.lease);
+        input.ncu =
+            measure_with_ncu(tool_settings(request.workers), launch_job, *why, request.lease, free_counters);
       }
     }
   } else if (faulted(session)) {
@@ -403,6 +368,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
       prepared->jobs_judged_ = 0;
     } else if (leaves_doubt_about_memory(report)) {
       prepared->discard_those_that_ran_the_job();
+      if (profiled) free_counters();  // the profiling process ran the kernel too
     } else if (!session.reusable) {
       prepared->check_.reset();
     }
@@ -418,7 +384,7 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
     }
     report.timings_ms["frontend_compile"] = build->compile.compile_ms;
   }
-  if (request.hot_spots) add_hot_spots(request, tool_job, report);
+  if (request.hot_spots) add_hot_spots(request, tool_job, report, free_counters);
   return finish(report);
 }
 

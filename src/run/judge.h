@@ -2,6 +2,7 @@
 //   start the workers (check worker, and one per sanitizer tool)  -> prepare_workers
 //   run the check worker's session; hand the tools the builds when it has compiled, and give it
 //   the GPU to itself once they are done                            -> run/session, run/tools
+//   the GPU's profiling process, when a server keeps one               -> run/gpu_profiler
 //   ncu when CUPTI could not measure                                 -> run/tools
 //   the verdict                                                      -> run/decide
 // The CLI and the server both call run_check; there is no second implementation of judging.
@@ -26,6 +27,7 @@
 
 namespace cudojo {
 
+class GpuProfiler;
 class SanitizerPass;
 struct CheckRequest;
 
@@ -114,6 +116,10 @@ struct CheckRequest {
   // The GPU's lease when other slots judge on the same GPU (gpu_lease.h); null: the GPU is this
   // check's alone.
   GpuLease* lease = nullptr;
+  // The GPU's profiling process (run/gpu_profiler.h), a server's, shared with the GPU's other
+  // slots: when given, a correct kernel is profiled there, in its check worker's turn alone; null:
+  // the check worker profiles it itself (`cudojo check`).
+  GpuProfiler* gpu_profiler = nullptr;
   // Hot spots per source line (run/hot_spots.h) for a kernel that passed the tests, after the
   // verdict is decided; and, when ncu_report_path is set, the whole Nsight Compute report there.
   bool hot_spots = false;

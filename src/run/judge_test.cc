@@ -125,12 +125,7 @@ class WarmWorkers : public FakeWorkerProgram {
                         << "\necho '{\"event\":\"ready\"}' >&3\nwhile read job; do\n"
                         << per_job << "done\n";
     chmod(path.c_str(), 0755);
-    WorkerSettings workers;
-    workers.worker_executable = path.string();
-    workers.sanitize = false;
-    workers.keep_alive = true;
-    workers.limits.worker_settle_ms = 500;
-    return workers;
+    return kept_fake_worker(path.string());
   }
 
   int starts() const {

@@ -62,6 +62,8 @@ std::string_view to_string(WorkerMode mode) {
       return "sanitize";
     case WorkerMode::kLaunchForNcu:
       return "launch_for_ncu";
+    case WorkerMode::kProfile:
+      return "profile";
   }
   return "check";
 }
@@ -69,7 +71,8 @@ std::string_view to_string(WorkerMode mode) {
 namespace {
 
 WorkerMode parse_mode(const std::string& name) {
-  for (auto mode : {WorkerMode::kCheck, WorkerMode::kSanitize, WorkerMode::kLaunchForNcu}) {
+  for (auto mode :
+       {WorkerMode::kCheck, WorkerMode::kSanitize, WorkerMode::kLaunchForNcu, WorkerMode::kProfile}) {
     if (to_string(mode) == name) return mode;
   }
   throw std::runtime_error("unknown worker mode '" + name + "'");
@@ -90,6 +93,7 @@ void to_json(nlohmann::json& j, const Job& job) {
        {"mode", to_string(job.mode)},
        {"tool_size", job.tool_size},
        {"profile", job.profile},
+       {"profile_elsewhere", job.profile_elsewhere},
        {"profiler_max_passes", job.profiler_max_passes},
        {"profile_sm_throughput", job.profile_sm_throughput},
        {"profiler_setup_wait_ms", job.profiler_setup_wait_ms},
@@ -118,6 +122,7 @@ void from_json(const nlohmann::json& j, Job& job) {
   job.mode = parse_mode(j.value("mode", "check"));
   job.tool_size = j.value("tool_size", job.tool_size);
   job.profile = j.value("profile", job.profile);
+  job.profile_elsewhere = j.value("profile_elsewhere", false);
   job.profiler_max_passes = j.value("profiler_max_passes", job.profiler_max_passes);
   job.profile_sm_throughput = j.value("profile_sm_throughput", job.profile_sm_throughput);
   job.profiler_setup_wait_ms = j.value("profiler_setup_wait_ms", job.profiler_setup_wait_ms);

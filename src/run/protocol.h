@@ -17,6 +17,12 @@
 //                                                                worker waits until the parent has
 //                                                                the GPU to itself (the tool workers
 //                                                                share it until then)
+//   {"event":"await_profile"}                                    (Job::profile_elsewhere) after timing a
+//                                                                kernel still correct: the parent has
+//                                                                the GPU's profiling process measure
+//                                                                it in this worker's turn alone, then
+//                                                                answers {"event":"gpu",...}; the
+//                                                                worker has nothing on the GPU meanwhile
 //   {"event":"gpu_turn","want":"shared"|"alone"|"none"}          (with gpu_turns, any time in a job)
 //                                                                shared: before work on the GPU; alone:
 //                                                                before a shared-memory planting; the
@@ -63,7 +69,10 @@ struct BuiltKernel {
 //     compute-sanitizer tool wrapped around the worker to watch.
 //   kLaunchForNcu: one launch of the reference, then one of the submission, at the performance
 //     size, for ncu wrapped around the worker to measure (when CUPTI failed in the check worker).
-enum class WorkerMode { kCheck, kSanitize, kLaunchForNcu };
+//   kProfile: the GPU's profiling process (run/gpu_profiler.h), kept by a server, one per GPU:
+//     CUPTI's metrics of a kernel the check worker has just timed, its builds given, the range
+//     profiler kept enabled from one job to the next.
+enum class WorkerMode { kCheck, kSanitize, kLaunchForNcu, kProfile };
 std::string_view to_string(WorkerMode mode);
 
 struct Job {
@@ -82,6 +91,9 @@ struct Job {
   std::int64_t tool_size = kDefaultLimits.sanitize_size;
   // Check mode: profile the reference and a correct submission with CUPTI after timing.
   bool profile = true;
+  // Check mode: the profile is not made here but by the GPU's profiling process, which the parent
+  // runs when this worker sends await_profile (after timing, still holding the GPU alone).
+  bool profile_elsewhere = false;
   int profiler_max_passes = kDefaultLimits.profiler_max_passes;
   // SM throughput too: it takes most of the profiler's passes, so only where a gate reads it or the
   // caller asks (CheckRequest::all_metrics).
@@ -137,6 +149,7 @@ inline constexpr const char* kInternalError = "internal_error";
 inline constexpr const char* kGpuGrantEvent = "gpu";
 inline constexpr const char* kGpuTurnEvent = "gpu_turn";
 inline constexpr const char* kIdleEvent = "idle";
+inline constexpr const char* kAwaitProfileEvent = "await_profile";
 
 // Entry point of `cudojo worker [MODE]`: starts CUDA at once, then reads a Job on stdin and writes
 // messages to fd 3. Returns the process exit code (0 whenever a result was sent, whatever the

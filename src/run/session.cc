@@ -101,6 +101,7 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
     if (hooks.on_progress) hooks.on_progress(phase);
   };
   session.budget_ms = limits.startup_budget_ms;
+  session.reference_ms = hooks.reference_ms;
   // Nothing is held until the worker asks: it compiles first, and holds the GPU only while its work
   // is there.
   WorkerGpuHold gpu(hooks.lease);
@@ -164,6 +165,12 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           // procedure, so the budget is the largest a phase may have.
           session.budget_ms = limits.phase_cap_ms;
           deadline = after_ms(session.budget_ms);
+        } else if (event == kAwaitProfileEvent) {
+          progress("profile");
+          if (hooks.on_await_profile) hooks.on_await_profile(session.reference_ms);
+          worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}}.dump(),
+                           after_ms(limits.phase_cap_ms));
+          deadline = after_ms(session.budget_ms);  // the profile's time was not this worker's
         } else if (event == kGpuTurnEvent) {
           count_wait(gpu.answer(message, worker, deadline));
         } else if (event == "result") {

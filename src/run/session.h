@@ -26,6 +26,13 @@ struct SessionHooks {
   // The worker asks for the GPU to itself before timing. Returns whether it should measure; the
   // worker's deadline does not run while this waits (the tool workers are finishing).
   std::function<bool()> on_await_gpu;
+  // The worker (Job::profile_elsewhere) has timed its kernel and waits, holding the GPU alone, for
+  // the GPU's profiling process to measure it (run/gpu_profiler.h); called with the reference's
+  // time per launch. Its time does not count against the worker's deadline.
+  std::function<void(double reference_ms)> on_await_profile;
+  // The reference's time per launch, when the worker will not say it (the GPU's profiling process
+  // is given the check worker's): it sets the budgets of the phases the worker announces.
+  double reference_ms = -1;
   // The GPU's lease when other jobs share it (a server's slots): the worker holds it only as its
   // gpu_turn messages ask (shared while its work is on the GPU, alone around each planting), alone
   // from await_gpu to its result to time and profile, and shared while it settles or exits. Null:

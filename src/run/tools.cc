@@ -326,7 +326,7 @@ void SanitizerPass::discard_those_that_ran_the_job() {
 }
 
 NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const std::string& cupti_error,
-                            GpuLease* lease) {
+                            GpuLease* lease, const std::function<void()>& free_counters) {
   const auto started = Clock::now();
   NcuMetrics metrics;
   const std::string ncu = find_cuda_tool("ncu", env::kNcu);
@@ -339,6 +339,7 @@ NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const 
   launch_job.gpu_turns = false;
   GpuLease::Hold alone;
   if (lease) alone = lease->alone();
+  if (free_counters) free_counters();
   ToolLog csv("cudojo-ncu");
   const std::string names = ncu_metric_list(launch_job.profile_sm_throughput);
   {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
@@ -100,7 +101,8 @@ class SanitizerPass {
 
 // Metrics from ncu wrapped around a worker that launches the reference and the submission once
 // each; used when CUPTI failed in the check worker. `cupti_error` says why CUPTI failed. With a
-// lease (other jobs on the GPU), it runs with the GPU alone.
+// lease (other jobs on the GPU), it runs with the GPU alone; `free_counters`, when given, is
+// called once the GPU is alone, before ncu starts (the GPU's profiling process is let go there).
 struct NcuMetrics {
   std::optional<KernelMetrics> kernel;
   std::optional<KernelMetrics> reference_kernel;
@@ -108,6 +110,6 @@ struct NcuMetrics {
   double ms = 0;
 };
 NcuMetrics measure_with_ncu(const ToolSettings& settings, Job launch_job, const std::string& cupti_error,
-                            GpuLease* lease = nullptr);
+                            GpuLease* lease = nullptr, const std::function<void()>& free_counters = {});
 
 }  // namespace cudojo

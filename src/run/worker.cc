@@ -286,11 +286,14 @@ bool settle_for_next_job(CudaStartup& cuda, std::string& why) {
 
 int worker_main(std::string_view mode_hint) {
   const auto process_start = Clock::now();
-  // The check worker (the one that compiles) never outlives the process that started it: a server
-  // killed with SIGKILL must not leave a compile bomb running. (If the parent is already gone before
-  // the call, exit.) Tool workers are started by compute-sanitizer or ncu, whose way of starting
-  // them we do not control, so they are left to their tool.
-  if (mode_hint == to_string(WorkerMode::kCheck)) {
+  // The check worker (the one that compiles) and the GPU's profiling process never outlive the
+  // process that started them: a server killed with SIGKILL must not leave a compile bomb or a
+  // profiler holding the GPU's counters. (If the parent is already gone before the call, exit.) Tool workers
+  // are started by compute-sanitizer or ncu, whose way of starting them we do not control, so they are left
+  // to their tool.
+  const bool parents_child =
+      mode_hint == to_string(WorkerMode::kCheck) || mode_hint == to_string(WorkerMode::kProfile);
+  if (parents_child) {
     const pid_t parent = getppid();
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) std::_Exit(0);
@@ -303,7 +306,7 @@ int worker_main(std::string_view mode_hint) {
   setrlimit(RLIMIT_CORE, &no_core);
   // A worker a tool started (compute-sanitizer, ncu) is the tool's child, not the judge's: it ends
   // as soon as the judge process does, and the tool ends with it.
-  if (mode_hint != to_string(WorkerMode::kCheck)) end_with_the_judge();
+  if (!parents_child) end_with_the_judge();
   // Device printf goes to stdout; unbuffered, so what was printed before a kill still arrives.
   std::setvbuf(stdout, nullptr, _IONBF, 0);
   // The parent names the mode on the command line too, so CUDA's start-up (which begins before the
@@ -318,7 +321,7 @@ int worker_main(std::string_view mode_hint) {
         // The parent went away before giving a job (a pre-started worker that was not needed, or a
         // warm one it let go). A tool's worker that ran jobs ends the ordinary way, so its tool
         // finishes its log from the runtime's exit handlers.
-        if (jobs_done > 0 && mode_hint != to_string(WorkerMode::kCheck)) std::exit(0);
+        if (jobs_done > 0 && !parents_child) std::exit(0);
         std::_Exit(0);
       }
       job = nlohmann::json::parse(line).get<Job>();
@@ -350,7 +353,7 @@ int worker_main(std::string_view mode_hint) {
   // down the context, modules and buffers one by one, which would only keep the parent waiting
   // (the driver releases them when the process ends).
   std::fflush(stdout);
-  if (job.mode != WorkerMode::kCheck) std::exit(code);
+  if (job.mode == WorkerMode::kSanitize || job.mode == WorkerMode::kLaunchForNcu) std::exit(code);
   std::_Exit(code);
 }
 

@@ -65,6 +65,11 @@ bool await_gpu() {
          grant.value("measure", false);
 }
 
+void await_profile() {
+  send({{"event", kAwaitProfileEvent}});
+  read_parent_line();  // any answer, or none (the parent gone): the profile is the parent's
+}
+
 gpu_turns::Channel gpu_turns_from_parent() {
   // Any answer, or none (the parent gone), lets the work go on: what matters is that the parent
   // answers only once it holds the GPU for this worker.

@@ -25,6 +25,10 @@ void forget_last_outcome();
 // (a tool already found the kernel wrong) or has gone.
 bool await_gpu();
 
+// Asks the parent to profile the kernel just timed in the GPU's profiling process, and waits until
+// it has (Job::profile_elsewhere): this worker keeps the GPU alone and has nothing on it meanwhile.
+void await_profile();
+
 // The worker's turns on the GPU when the parent judges other jobs on it (gpu/gpu_turns.h): shared
 // and alone ask and wait for the answer; release tells and does not wait.
 gpu_turns::Channel gpu_turns_from_parent();

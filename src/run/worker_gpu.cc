@@ -176,13 +176,23 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
     send_result(outcome::kCompleted, report);
     return;
   }
+  // The reference's figures this GPU's calibration has need not be measured again per job.
+  const std::optional<StageCalibration> calibrated = calibrated_stage(job, gpu.info());
+  if (job.mode == WorkerMode::kProfile) {
+    // The GPU's profiling process: the parent holds the GPU alone for the slot whose check worker
+    // has just timed this kernel. The range profiler stays enabled for the next job.
+    BackgroundProfile profile(job, context, *driver,
+                              calibrated ? calibrated->reference_metrics : std::nullopt);
+    profile.collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
+    clock.step("profile");
+    send_result(outcome::kCompleted, report);
+    return;
+  }
 
   plant_through_learner_kernels(job, gpu, builds, submission, second_submission.get());
   if (gpu.plants_through_kernels()) clock.step("load_planted");
-  // The reference's figures this GPU's calibration has need not be measured again per job.
-  const std::optional<StageCalibration> calibrated = calibrated_stage(job, gpu.info());
   std::optional<BackgroundProfile> profile;
-  if (job.profile)
+  if (job.profile && !job.profile_elsewhere)
     profile.emplace(job, context, *driver, calibrated ? calibrated->reference_metrics : std::nullopt);
   ContractOutcome outcome;
   if (job.stage.deterministic) add_float_atomic_findings(job, builds, outcome.findings);
@@ -228,6 +238,11 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
   report.findings = outcome.findings.finish();
   if (profile && is_correct(report.tests, report.findings)) {
     profile->collect(report, job.profiler_setup_wait_ms, announce, job.profiler_max_passes);
+    clock.step("profile");
+  } else if (job.profile && job.profile_elsewhere && is_correct(report.tests, report.findings)) {
+    // Nothing of this worker's runs while the GPU's profiling process measures the kernel.
+    gpu.sync_judge();
+    await_profile();
     clock.step("profile");
   }
   send_result(outcome::kCompleted, report);

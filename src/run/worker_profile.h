@@ -65,8 +65,9 @@ class BackgroundProfile {
       return;
     }
     const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
-    profile_ = [this, &context, &driver, n, passes = job.profiler_max_passes,
-                sm = job.profile_sm_throughput](const std::function<bool()>& ready_for_passes) {
+    profile_ = [this, &context, &driver, n, passes = job.profiler_max_passes, sm = job.profile_sm_throughput,
+                keep_enabled =
+                    job.mode == WorkerMode::kProfile](const std::function<bool()>& ready_for_passes) {
       std::vector<ProfiledLaunch> launches;
       if (!calibrated_reference_) {
         launches.push_back([&, n](const LaunchMarks& marks) {
@@ -81,7 +82,7 @@ class BackgroundProfile {
         if (driver.tool_answer_right(context) == false) ++wrong_profiled_launches_;
       });
       return profile_with_cupti(
-          0, launches, [&] { context.gpu.flush_l2(); }, passes, ready_for_passes, sm);
+          0, launches, [&] { context.gpu.flush_l2(); }, passes, ready_for_passes, sm, keep_enabled);
     };
     // Reaching the gate means CUPTI's set-up is done; collect() waits for that, within a bound.
     result_ = std::async(std::launch::async, [this] {

@@ -55,6 +55,15 @@ void Dispatcher::start() {
   last_arch_.assign(static_cast<std::size_t>(settings_.workers), "");
   leases_.clear();
   for (int gpu = 0; gpu < std::max(1, settings_.gpus); ++gpu) leases_.push_back(std::make_unique<GpuLease>());
+  // One profiling process per GPU does every profile on it (run/gpu_profiler.h); started ahead by
+  // the slots' refills.
+  profilers_.clear();
+  if (settings_.profiling_process) {
+    for (int gpu = 0; gpu < settings_.gpus; ++gpu) {
+      profilers_.push_back(
+          std::make_unique<GpuProfiler>(settings_.worker_executable, gpu_environment(gpu), kDefaultLimits));
+    }
+  }
   for (int slot = 0; slot < settings_.workers; ++slot)
     threads_.emplace_back([this, slot] { run_slot(slot); });
 }
@@ -80,6 +89,7 @@ void Dispatcher::stop() {
     if (thread.joinable()) thread.join();
   }
   threads_.clear();
+  profilers_.clear();
 }
 
 void Dispatcher::notify() { wake_.notify_one(); }
@@ -91,17 +101,18 @@ std::vector<JobClaim> Dispatcher::running_claims() {
   return claims;
 }
 
+WorkerProcess::Environment Dispatcher::gpu_environment(int gpu) const {
+  const std::string id = static_cast<std::size_t>(gpu) < settings_.gpu_ids.size()
+                             ? settings_.gpu_ids[static_cast<std::size_t>(gpu)]
+                             : std::to_string(gpu);
+  return {{"CUDA_VISIBLE_DEVICES", id}};
+}
+
 WorkerSettings Dispatcher::worker_settings(int slot) const {
   WorkerSettings workers;
   workers.worker_executable = settings_.worker_executable;
   workers.keep_alive = true;
-  if (settings_.gpus > 0) {
-    const int gpu = slot % settings_.gpus;
-    const std::string id = static_cast<std::size_t>(gpu) < settings_.gpu_ids.size()
-                               ? settings_.gpu_ids[static_cast<std::size_t>(gpu)]
-                               : std::to_string(gpu);
-    workers.environment.emplace_back("CUDA_VISIBLE_DEVICES", id);
-  }
+  if (settings_.gpus > 0) workers.environment = gpu_environment(slot % settings_.gpus);
   return workers;
 }
 
@@ -122,6 +133,7 @@ void Dispatcher::run_slot(int slot) {
       } else if (!workers->ready()) {
         workers->refill(&lease_of(slot), deadline);
       }
+      if (GpuProfiler* profiler = profiler_of(slot)) profiler->refill(&lease_of(slot), deadline);
     } catch (const std::exception& error) {
       fmt::print(stderr, "cudojo serve: cannot start workers ahead of a job: {}\n", error.what());
       workers.reset();
@@ -195,6 +207,7 @@ void Dispatcher::run_job(int slot, const JobRecord& job, PreparedWorkers& worker
     request.calibration_dir = settings_.calibration_dir;
     request.all_metrics = settings_.all_metrics;
     request.lease = &lease_of(slot);
+    request.gpu_profiler = profiler_of(slot);
     if (job.profile) {
       request.hot_spots = true;
       report_folder.emplace();

@@ -30,6 +30,7 @@
 
 #include "common/limits.h"
 #include "run/gpu_lease.h"
+#include "run/gpu_profiler.h"
 #include "run/judge.h"
 #include "serve/course_catalog.h"
 #include "serve/store.h"
@@ -51,6 +52,9 @@ class Dispatcher {
     std::string cuda_include_dir;
     std::string calibration_dir;
     bool all_metrics = false;  // SM throughput on every stage, not only where a gate reads it
+    // Profile on each GPU through one profiling process that keeps the profiler enabled
+    // (run/gpu_profiler.h); false: each check worker profiles its own kernel, as `cudojo check` does.
+    bool profiling_process = true;
     int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;  // see ServeLimits
     int stop_grace_ms = ServeLimits{}.stop_grace_ms;           // see ServeLimits
     double lease_seconds = ServeLimits{}.job_lease_seconds;    // see ServeLimits
@@ -83,11 +87,18 @@ class Dispatcher {
   void run_slot(int slot);
   void run_job(int slot, const JobRecord& job, PreparedWorkers& workers);
   GpuLease& lease_of(int slot) { return *leases_[static_cast<std::size_t>(slot) % leases_.size()]; }
+  // The GPU's profiling process of the slot's GPU; null on a node with no GPU.
+  GpuProfiler* profiler_of(int slot) {
+    return profilers_.empty() ? nullptr
+                              : profilers_[static_cast<std::size_t>(slot) % profilers_.size()].get();
+  }
   // Records a result under the job's claim, with the Nsight Compute report of a profiled job when
   // one was kept, retrying while the store cannot be reached.
   void record(const JobClaim& claim, const Report& report,
               const std::optional<std::string>& ncu_report = std::nullopt);
   WorkerSettings worker_settings(int slot) const;
+  // What pins a process to GPU `gpu` of this node (CUDA_VISIBLE_DEVICES).
+  WorkerProcess::Environment gpu_environment(int gpu) const;
   void job_changed() const {
     if (settings_.on_job_changed) settings_.on_job_changed();
   }
@@ -96,8 +107,9 @@ class Dispatcher {
   CourseCatalog& course_;
   Settings settings_;
   std::vector<std::thread> threads_;
-  std::vector<std::string> last_arch_;             // per slot: the arch its GPU compiled for last
-  std::vector<std::unique_ptr<GpuLease>> leases_;  // one per GPU
+  std::vector<std::string> last_arch_;                   // per slot: the arch its GPU compiled for last
+  std::vector<std::unique_ptr<GpuLease>> leases_;        // one per GPU
+  std::vector<std::unique_ptr<GpuProfiler>> profilers_;  // one per GPU, beside its lease
   std::atomic<bool> stopping_{false};
   std::atomic<bool> abandoning_{false};  // past the grace: results of killed jobs are not recorded
   std::atomic<int> running_jobs_{0};

@@ -2,9 +2,16 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "compile/nvrtc_compiler.h"
+#include "run/gpu_profiler.h"
+#include "run/judge.h"
 #include "run_cli.h"
+#include "stage/stage.h"
 
 namespace cudojo {
 namespace {
@@ -56,6 +63,71 @@ TEST_F(Gpu, FaultIsARuntimeErrorAndTheNextCheckWorks) {
   EXPECT_EQ(fault["error_name"], "cudaErrorIllegalAddress");
   auto next = check("reduction/2", reference("02-atomic-sum"));
   EXPECT_EQ(next["verdict"], "accepted");
+}
+
+// A server's slot on a GPU profiles through the GPU's one profiling process, which keeps CUPTI's
+// range profiler enabled from one job to the next: the second profile skips the first start, both
+// measure alike, a faulting kernel between them changes nothing, and Nsight Compute (hot spots)
+// still counts, the process being let go first and started again for the next profile.
+TEST_F(Gpu, AServerSlotProfilesThroughTheGpusProfilingProcessAndNcuStillCounts) {
+  const std::filesystem::path folder = std::filesystem::path(reference("04-warp-shuffle")).parent_path();
+  const Stage stage = load_stage(folder);
+  auto text = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream all;
+    all << in.rdbuf();
+    return all.str();
+  };
+  WorkerSettings workers;
+  workers.worker_executable = testing::cudojo_binary();
+  workers.keep_alive = true;
+  PreparedWorkers warm(workers);
+  GpuLease lease;
+  GpuProfiler profiler(testing::cudojo_binary(), {}, kDefaultLimits);
+  auto judge = [&](const std::string& source, bool hot_spots = false) {
+    CheckRequest request;
+    request.stage = &stage;
+    request.source = source;
+    request.workers = workers;
+    request.cuda_include_dir = default_cuda_include_dir();
+    request.lease = &lease;
+    request.gpu_profiler = &profiler;
+    request.hot_spots = hot_spots;
+    return run_check(request, warm);
+  };
+  const std::string correct = text(reference("04-warp-shuffle"));
+  const Report first = judge(correct);
+  // The same kernel, made to write through a null pointer first.
+  std::string faulting = correct;
+  const std::string body_start = "int N) {";
+  ASSERT_NE(faulting.find(body_start), std::string::npos);
+  faulting.insert(faulting.find(body_start) + body_start.size(), "\n    *(volatile float*)nullptr = 1.0f;");
+  const Report fault = judge(faulting);
+  const Report second = judge(correct);
+  for (const Report* report : {&first, &second}) {
+    ASSERT_EQ(report->verdict, Verdict::kAccepted) << report->message;
+    EXPECT_EQ(report->metrics.metrics_source, "cupti") << report->metrics.metrics_note;
+    ASSERT_TRUE(report->metrics.kernel.has_value());
+    EXPECT_GT(report->metrics.kernel->dram_throughput_pct, 10.0);
+  }
+  EXPECT_EQ(fault.verdict, Verdict::kRuntimeError) << fault.message;
+  EXPECT_NEAR(second.metrics.kernel->duration_ms, first.metrics.kernel->duration_ms,
+              0.3 * first.metrics.kernel->duration_ms);
+  const double first_pass = first.timings_ms.at("profile_first_pass");
+  const double kept_pass = second.timings_ms.at("profile_first_pass");
+  std::printf("first pass: %.1f ms with the profiler enabled now, %.1f ms kept enabled\n", first_pass,
+              kept_pass);
+  EXPECT_LT(kept_pass, first_pass) << "the profiler was not kept enabled between jobs";
+  EXPECT_EQ(profiler.started_processes(), 1);
+
+  const Report with_hot_spots = judge(correct, true);
+  ASSERT_EQ(with_hot_spots.verdict, Verdict::kAccepted) << with_hot_spots.message;
+  ASSERT_TRUE(with_hot_spots.hot_spots.has_value());
+  EXPECT_GT(with_hot_spots.hot_spots->samples, 0)
+      << "ncu could not count: " << with_hot_spots.hot_spots->note;
+  const Report after_ncu = judge(correct);
+  EXPECT_EQ(after_ncu.metrics.metrics_source, "cupti") << after_ncu.metrics.metrics_note;
+  EXPECT_EQ(profiler.started_processes(), 2) << "ncu ran without the profiling process let go first";
 }
 
 }  // namespace
