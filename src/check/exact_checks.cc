@@ -334,4 +334,29 @@ std::uint64_t fingerprint_bytes(std::span<const std::byte> bytes) {
   return hash;
 }
 
+std::vector<float> exact_float_sums(std::span<const float> data, int block_size, std::size_t outputs) {
+  std::vector<double> sums(outputs, 0.0);
+  std::array<double, kMaxChunks> chunk_totals{};
+  const std::size_t block = block_size > 0 ? static_cast<std::size_t>(block_size) : 0;
+  // Each chunk starts at a block, so every block is summed by one thread.
+  for_each_chunk(data.size(), std::max<std::size_t>(block, 1),
+                 [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+                   if (!block) {
+                     double total = 0;
+                     for (std::size_t i = begin; i < end; ++i) total += data[i];
+                     chunk_totals[chunk] = total;
+                     return;
+                   }
+                   for (std::size_t first = begin; first < end; first += block) {
+                     const std::size_t last = std::min(first + block, end);
+                     double total = 0;
+                     for (std::size_t i = first; i < last; ++i) total += data[i];
+                     if (first / block < sums.size()) sums[first / block] = total;
+                   }
+                 });
+  if (!block)
+    for (double total : chunk_totals) sums[0] += total;
+  return std::vector<float>(sums.begin(), sums.end());
+}
+
 }  // namespace cudojo

@@ -36,6 +36,11 @@ TestResult judge_max(std::string_view data, std::int64_t n, float expected, floa
 // nan_rule: a NaN reached *out. signed_zero: -0.0 where +0.0 was present (or the reverse).
 void add_max_findings(std::int64_t n, float expected, float got, FindingSet& findings);
 
+// The right answers of exact float data (small integers, fill_data's kExact), whose sums in
+// doubles are the same in any order: one total, or (block_size > 0) one per block of that many
+// values, `outputs` of them. Made on a few threads (check/parallel_chunks.h): up to 2^26 values.
+std::vector<float> exact_float_sums(std::span<const float> data, int block_size, std::size_t outputs);
+
 // The exact contracts' timed input (contract/exact_driver.cc). Before each of the submission's
 // timed launches, change_one() changes one element of X and updates the right answer from it; the
 // driver uploads that one element, outside the timed region, and checks the launch against the

@@ -304,3 +304,26 @@ TEST(Fingerprint, DiffersWhenOneByteDiffers) {
 
 }  // namespace
 }  // namespace cudojo
+
+namespace cudojo {
+namespace {
+
+// The profiler's and the tools' answers for 2^22 or more values are summed on several threads: each
+// must equal the plain sum in one pass, per block (a partial last block too) and in total.
+TEST(ExactFloatSums, EveryChunkedSumIsThePlainOne) {
+  const std::size_t n = (std::size_t{3} << 20) + 77;  // several chunks, and a partial last block
+  std::vector<float> data(n);
+  fill_data(DataKind::kExact, data, 11);
+  for (const int block_size : {0, 256, 1000}) {
+    const std::size_t outputs = block_size ? (n + block_size - 1) / block_size : 1;
+    std::vector<double> plain(outputs, 0.0);
+    for (std::size_t i = 0; i < n; ++i) plain[block_size ? i / block_size : 0] += data[i];
+    const std::vector<float> sums = exact_float_sums(data, block_size, outputs);
+    ASSERT_EQ(sums.size(), outputs);
+    for (std::size_t k = 0; k < outputs; ++k)
+      ASSERT_EQ(sums[k], static_cast<float>(plain[k])) << "block size " << block_size << ", output " << k;
+  }
+}
+
+}  // namespace
+}  // namespace cudojo

@@ -49,6 +49,7 @@ struct KeptCupti {
   std::vector<uint8_t> availability;              // its counter availability image
   std::map<bool, HostSide> host_sides;            // by "with SM throughput"
   CUpti_RangeProfiler_Object* enabled = nullptr;  // kept enabled on `context` after a profile
+  bool enabled_with_sm = false;                   // the configuration it was enabled with
 
   void disable() {
     if (!enabled || !cupti.cuptiRangeProfilerDisable) return;
@@ -192,9 +193,16 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     if (kept.context != context) {  // a new context: nothing read on the old one holds
       kept.let_go();
       read_availability(kept, device, context);
-    } else {
-      result.host_side_kept = kept.host_sides.count(sm_throughput) > 0;
     }
+    // An enabled profiler keeps the configuration it first ran with: a later SetConfig of another
+    // one is taken without error but changes nothing (the passes stay those of the first, and SM
+    // throughput reads NaN; evidence/2026-12-03-h200-judge-scale-profiling-process.txt). So a kept
+    // profiler with SM throughput serves every profile, measuring it where it was not asked for,
+    // and one without it is enabled anew, with it, when a profile asks for it.
+    if (kept.enabled && kept.enabled_with_sm) sm_throughput = true;
+    if (kept.enabled && !kept.enabled_with_sm && sm_throughput) kept.disable();
+    result.sm_throughput = sm_throughput;
+    result.host_side_kept = kept.host_sides.count(sm_throughput) > 0;
     auto side_found = kept.host_sides.find(sm_throughput);
     if (side_found == kept.host_sides.end())
       side_found = kept.host_sides.emplace(sm_throughput, build_host_side(kept, sm_throughput)).first;
@@ -218,6 +226,7 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       profiler = enable.pRangeProfilerObject;
     }
     kept.enabled = profiler;  // disabled below unless kept; let_go() disables it on a failure
+    kept.enabled_with_sm = sm_throughput;
 
     constexpr size_t kMaxRanges = 16;
     CUpti_RangeProfiler_GetCounterDataSize_Params data_size{
@@ -269,22 +278,28 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
       start.pRangeProfilerObject = profiler;
       CUDOJO_CUPTI(cupti, cuptiRangeProfilerStart, start);
       const auto launches_started = std::chrono::steady_clock::now();
+      result.starts_ms += ms_since(pass_started);
       for (const auto& launch : launches) launch(marks);
       if (cudaDeviceSynchronize() != cudaSuccess) throw CuptiFailure("a profiled kernel failed");
+      result.launches_ms += ms_since(launches_started);
       if (passes == 1) {
         result.first_launches_ms = ms_since(launches_started);
         result.first_pass_ms = ms_since(pass_started);
       }
+      const auto stop_started = std::chrono::steady_clock::now();
       CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
       stop.pRangeProfilerObject = profiler;
       CUDOJO_CUPTI(cupti, cuptiRangeProfilerStop, stop);
+      result.stops_ms += ms_since(stop_started);
       all_submitted = stop.isAllPassSubmitted != 0;
     }
     result.passes = passes;
     result.passes_ms = ms_since(passes_started);
+    const auto decode_started = std::chrono::steady_clock::now();
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = profiler;
     CUDOJO_CUPTI(cupti, cuptiRangeProfilerDecodeData, decode);
+    result.decode_ms = ms_since(decode_started);
 
     CUpti_RangeProfiler_GetCounterDataInfo_Params info{
         CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};

@@ -36,6 +36,11 @@ struct ProfileResult {
   double first_launches_ms = 0;        // of that: the launches (their input made ready, the L2 flushed)
   bool host_side_kept = false;         // CUPTI's host side was made by an earlier profile of this process
   bool found_enabled = false;          // the range profiler was still enabled from an earlier profile
+  bool sm_throughput = false;          // SM throughput was in the configuration (asked for, or kept)
+  double starts_ms = 0;                // of passes_ms, summed over the passes: starting each pass,
+  double launches_ms = 0;              // its launches (input ready, L2 flushed, answer read back),
+  double stops_ms = 0;                 // and stopping it
+  double decode_ms = 0;                // decoding the counters after the passes
 };
 
 // Where each metric stands in profiler_metric_names().

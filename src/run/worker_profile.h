@@ -2,6 +2,7 @@
 // once the worker has the GPU alone and has timed the kernel (run/worker.cc).
 #pragma once
 
+#include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <atomic>
@@ -57,7 +58,7 @@ class BackgroundProfile {
   using Clock = std::chrono::steady_clock;
   BackgroundProfile(const Job& job, ContractContext& context, ContractDriver& driver,
                     std::optional<KernelMetrics> calibrated_reference)
-      : calibrated_reference_(calibrated_reference), sm_throughput_(job.profile_sm_throughput) {
+      : calibrated_reference_(calibrated_reference), keep_enabled_(job.mode == WorkerMode::kProfile) {
     // CUDOJO_PROFILER=ncu skips CUPTI, so the parent measures with ncu: how the two collectors are
     // compared (scripts/metrics-check.sh).
     if (const char* forced = std::getenv(env::kProfiler); forced && std::string(forced) == "ncu") {
@@ -66,8 +67,7 @@ class BackgroundProfile {
     }
     const std::int64_t n = job.stage.contract == "counter" ? 0 : job.stage.performance_size;
     profile_ = [this, &context, &driver, n, passes = job.profiler_max_passes, sm = job.profile_sm_throughput,
-                keep_enabled =
-                    job.mode == WorkerMode::kProfile](const std::function<bool()>& ready_for_passes) {
+                keep_enabled = keep_enabled_](const std::function<bool()>& ready_for_passes) {
       std::vector<ProfiledLaunch> launches;
       if (!calibrated_reference_) {
         launches.push_back([&, n](const LaunchMarks& marks) {
@@ -122,11 +122,20 @@ class BackgroundProfile {
     announce.phase("profile", (calibrated_reference_ ? 1 : 2) * max_passes);
     gate_.open(true);
     ProfileResult result = result_.get();
-    if (!result.ok && profiled_launches_ == 0 && result.error.find("HARDWARE_BUSY") != std::string::npos) {
-      // The counters were another process's when the set-up ran during the tests (it was in its
-      // profiling passes). This process has the GPU alone now: one more try costs a set-up, where
-      // ncu would cost seconds of the GPU alone. It is a phase of its own, with its own budget, so
-      // the judge's retry never eats into the learner's.
+    // The counters were another process's when the set-up ran during the tests (it was in its
+    // profiling passes).
+    const bool counters_were_busy =
+        !result.ok && profiled_launches_ == 0 && result.error.find("HARDWARE_BUSY") != std::string::npos;
+    // The GPU's profiling process: a profiler kept enabled across jobs failed (a pass's stop
+    // answered CUPTI_ERROR_UNKNOWN on the H200 just after another process's kernel faulted), while
+    // nothing of this process's failed: the failure has disabled it, and enabled anew it measures.
+    const bool kept_profiler_failed = !result.ok && keep_enabled_ && result.found_enabled &&
+                                      cudaDeviceSynchronize() == cudaSuccess &&
+                                      cudaPeekAtLastError() == cudaSuccess;
+    if (counters_were_busy || kept_profiler_failed) {
+      // This process has the GPU alone now: one more try costs a set-up (and the profiler's first
+      // start), where ncu would cost seconds of the GPU alone. It is a phase of its own, with its
+      // own budget, so the judge's retry never eats into the learner's.
       const std::string first_error = result.error;
       announce.phase("profile_retry", (calibrated_reference_ ? 1 : 2) * max_passes);
       result = profile_(nullptr);
@@ -138,8 +147,12 @@ class BackgroundProfile {
     report.timings_ms["profile_enable"] = result.enable_ms;
     report.timings_ms["profile_first_pass"] = result.first_pass_ms;
     report.timings_ms["profile_first_launches"] = result.first_launches_ms;
+    report.timings_ms["profile_starts"] = result.starts_ms;
+    report.timings_ms["profile_launches"] = result.launches_ms;
+    report.timings_ms["profile_stops"] = result.stops_ms;
+    report.timings_ms["profile_decode"] = result.decode_ms;
     fill(result, calibrated_reference_, report);
-    if (result.ok && !sm_throughput_) {
+    if (result.ok && !result.sm_throughput) {
       report.metrics.metrics_note +=
           std::string(report.metrics.metrics_note.empty() ? "" : "; ") + kSmThroughputNotMeasured;
     }
@@ -182,7 +195,7 @@ class BackgroundProfile {
   std::future<ProfileResult> result_;
   std::string skipped_;
   std::optional<KernelMetrics> calibrated_reference_;
-  bool sm_throughput_ = true;
+  bool keep_enabled_ = false;  // the GPU's profiling process keeps the profiler enabled between jobs
 };
 
 }  // namespace cudojo
