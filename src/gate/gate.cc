@@ -42,6 +42,12 @@ GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& subm
   return gate;
 }
 
+bool gate_reads_sm_throughput(const GateSpec& spec, std::optional<double> time_ratio) {
+  // An unknown ratio could be either side of 1: measured, to be sure.
+  return spec.rule != GateRule::kCorrectness && spec.min_sm_throughput_ratio.has_value() &&
+         (!time_ratio || *time_ratio > 1.0);
+}
+
 void to_json(nlohmann::json& j, const GateResult& gate) {
   j = {{"rule", gate.rule}, {"passed", gate.passed}};
   j["value"] = number_json(gate.value);

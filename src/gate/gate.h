@@ -26,6 +26,12 @@ GateResult apply_gate(const GateSpec& spec, const std::optional<TimeStats>& subm
                       const std::optional<TimeStats>& reference,
                       std::optional<std::pair<double, double>> sm_throughput = std::nullopt);
 
+// Whether apply_gate reads SM throughput for a kernel timed at `time_ratio` of the reference: only
+// on a stage with a throughput floor, and only for a kernel slower than the reference (one at least
+// as fast passes whatever its percentage). A profile made after timing measures it only then: it
+// takes most of the profiler's passes (9 of 11 on an H200).
+bool gate_reads_sm_throughput(const GateSpec& spec, std::optional<double> time_ratio);
+
 void to_json(nlohmann::json& j, const GateResult& gate);
 void from_json(const nlohmann::json& j, GateResult& gate);
 

@@ -53,5 +53,26 @@ TEST(Gate, AKernelFasterThanTheReferencePassesWhateverItsSmThroughput) {
   EXPECT_TRUE(apply_gate(spec, faster, reference, std::make_pair(12.0, 42.8)).passed);
 }
 
+// The profile after timing measures SM throughput only where apply_gate will read it.
+TEST(Gate, SmThroughputIsReadOnlyOnAFloorStageForAKernelSlowerThanTheReference) {
+  GateSpec floor;
+  floor.rule = GateRule::kTimeRatio;
+  floor.max_time_ratio = 1.5;
+  floor.min_sm_throughput_ratio = 0.8;
+  EXPECT_FALSE(gate_reads_sm_throughput(floor, 0.97));
+  EXPECT_FALSE(gate_reads_sm_throughput(floor, 1.0));
+  EXPECT_TRUE(gate_reads_sm_throughput(floor, 1.2));
+  EXPECT_TRUE(gate_reads_sm_throughput(floor, 3.0)) << "a too-slow kernel's rule still shows its figure";
+  EXPECT_TRUE(gate_reads_sm_throughput(floor, std::nullopt)) << "an unknown ratio could be either side";
+  GateSpec no_floor = floor;
+  no_floor.min_sm_throughput_ratio.reset();
+  EXPECT_FALSE(gate_reads_sm_throughput(no_floor, 1.2));
+  // And apply_gate agrees: below 1 the rule never mentions SM throughput.
+  const TimeStats fast{0.97, 0.97, 0.97, 20}, reference{1.0, 1.0, 1.0, 20};
+  EXPECT_EQ(apply_gate(floor, fast, reference).rule.find("SM throughput"), std::string::npos);
+  EXPECT_NE(apply_gate(floor, TimeStats{1.2, 1.2, 1.2, 20}, reference).rule.find("SM throughput"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace cudojo

@@ -196,11 +196,12 @@ ProfileResult profile_with_cupti(int device, const std::vector<ProfiledLaunch>& 
     }
     // An enabled profiler keeps the configuration it first ran with: a later SetConfig of another
     // one is taken without error but changes nothing (the passes stay those of the first, and SM
-    // throughput reads NaN; evidence/2026-12-03-h200-judge-scale-profiling-process.txt). So a kept
-    // profiler with SM throughput serves every profile, measuring it where it was not asked for,
-    // and one without it is enabled anew, with it, when a profile asks for it.
-    if (kept.enabled && kept.enabled_with_sm) sm_throughput = true;
-    if (kept.enabled && !kept.enabled_with_sm && sm_throughput) kept.disable();
+    // throughput reads NaN; evidence/2026-12-03-h200-judge-scale-profiling-process.txt and the
+    // "switched to SM throughput" row of -cupti-session-cost.txt). So a profile that needs another
+    // configuration enables it anew. Keeping the wider one for every profile was tried: its 11
+    // passes cost 330 ms a profile under load, against about 100 ms for 3
+    // (evidence/2026-12-03-h200-judge-scale-sm-kept.txt).
+    if (kept.enabled && kept.enabled_with_sm != sm_throughput) kept.disable();
     result.sm_throughput = sm_throughput;
     result.host_side_kept = kept.host_sides.count(sm_throughput) > 0;
     auto side_found = kept.host_sides.find(sm_throughput);

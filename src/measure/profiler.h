@@ -52,8 +52,9 @@ enum Index { kSm, kDram, kDuration, kRed, kAtom, kMetricCount };
 const std::vector<std::string>& profiler_metric_names();
 // Said in a report where SM throughput was left out.
 inline constexpr const char* kSmThroughputNotMeasured =
-    "SM throughput not measured: this stage's gate does not read it, and it takes most of the "
-    "profiler's replay passes (`cudojo check --all-metrics` measures it)";
+    "SM throughput not measured: the gate does not read it here (it does only on a stage with a "
+    "throughput floor, for a kernel slower than the reference), and it takes most of the "
+    "profiler's replay passes (`--all-metrics` measures it)";
 
 // Those names joined with commas, as ncu's --metrics takes them, SM throughput only when asked.
 std::string ncu_metric_list(bool sm_throughput);

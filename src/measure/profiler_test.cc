@@ -151,32 +151,31 @@ TEST_F(CuptiOnAGpu, AProfilerKeptEnabledMeasuresEachLaterProfileAsTheFirst) {
   const ProfileResult first = profile(false, true);
   ASSERT_TRUE(first.ok) << first.error;
   EXPECT_FALSE(first.found_enabled);
-  // The second asks for SM throughput, which the enabled configuration lacks: the profiler is
-  // enabled anew with it, and the third, not asking, is measured with that wider configuration.
-  std::vector<ProfileResult> later = {profile(false, true), profile(true, true), profile(false, true)};
-  EXPECT_TRUE(later[0].found_enabled) << "the profiler was not kept enabled";
-  EXPECT_FALSE(later[1].found_enabled)
-      << "a configuration with SM throughput was set on a profiler without it";
-  EXPECT_TRUE(later[2].found_enabled) << "the wider configuration was not kept";
-  for (const ProfileResult& result : later) {
+  // An enabled profiler keeps its first configuration, so a profile asking for another (with SM
+  // throughput, then without it again) enables it anew; the same one again finds it enabled.
+  std::vector<ProfileResult> later = {profile(false, true), profile(true, true), profile(true, true),
+                                      profile(false, true)};
+  const bool found_enabled[] = {true, false, true, false};
+  for (std::size_t k = 0; k < later.size(); ++k) {
+    const ProfileResult& result = later[k];
     ASSERT_TRUE(result.ok) << result.error;
+    EXPECT_EQ(result.found_enabled, found_enabled[k]) << "profile " << k + 2;
     ASSERT_EQ(result.kernels.size(), 1u);
     EXPECT_NEAR(result.kernels[0].duration_ms, first.kernels[0].duration_ms,
                 0.3 * first.kernels[0].duration_ms);
     EXPECT_GT(result.kernels[0].dram_throughput_pct, 10.0);
+    EXPECT_EQ(std::isnan(result.kernels[0].sm_throughput_pct), !result.sm_throughput) << "profile " << k + 2;
     std::printf(
-        "kept enabled: first pass %.1f ms (the first profile's: %.1f ms), enable %.1f ms, %d passes "
-        "(starts %.1f, launches %.1f, stops %.1f ms), decode %.1f ms\n",
-        result.first_pass_ms, first.first_pass_ms, result.enable_ms, result.passes, result.starts_ms,
-        result.launches_ms, result.stops_ms, result.decode_ms);
+        "profile %zu: %s, first pass %.1f ms (the first profile's: %.1f ms), enable %.1f ms, %d passes "
+        "(starts %.1f, launches %.1f, stops %.1f ms)\n",
+        k + 2, result.found_enabled ? "kept enabled" : "enabled now", result.first_pass_ms,
+        first.first_pass_ms, result.enable_ms, result.passes, result.starts_ms, result.launches_ms,
+        result.stops_ms);
   }
-  EXPECT_FALSE(std::isnan(later[1].kernels[0].sm_throughput_pct))
-      << "a change of configuration was not applied";
-  EXPECT_FALSE(std::isnan(later[2].kernels[0].sm_throughput_pct))
-      << "the kept configuration measured no SM throughput";
-  EXPECT_TRUE(later[2].sm_throughput);
+  EXPECT_TRUE(later[1].sm_throughput && later[2].sm_throughput && !later[3].sm_throughput);
   EXPECT_GT(later[1].passes, later[0].passes)
       << "SM throughput takes more passes on every GPU measured so far";
+  EXPECT_EQ(later[3].passes, later[0].passes) << "the configuration without SM throughput was not set again";
   EXPECT_LT(later[0].first_pass_ms, first.first_pass_ms) << "keeping it enabled saved nothing";
 
   const ProfileResult failed =

@@ -50,7 +50,9 @@ class GpuProfilerTest : public FakeWorkerProgram {
                                                {"builds", {{"submission", built}, {"reference", built}}}}
                                     .dump())
                         << echo(R"({"event":"await_gpu"})") << "read grant\n"
-                        << echo(R"({"event":"await_profile"})") << "read answer\n"
+                        << echo(
+                               nlohmann::json{{"event", "await_profile"}, {"time_ratio", time_ratio_}}.dump())
+                        << "read answer\n"
                         << echo(result.empty() ? completed.dump() : result)
                         << echo(R"({"event":"idle","reusable":true,"why":""})") << "done\n";
     chmod(path.c_str(), 0755);
@@ -111,6 +113,8 @@ class GpuProfilerTest : public FakeWorkerProgram {
     checked.gpu_profiler = &profiler;
     return checked;
   }
+
+  double time_ratio_ = 1.25;  // what the check worker measured, as it says in await_profile
 
   JudgeLimits profiler_limits() {
     JudgeLimits limits;
@@ -292,6 +296,34 @@ TEST(MergeProfile, TheTimedFiguresStayAndAProfiledLaunchesFindingIsAdded) {
   nlohmann::json not_a_result = "text";
   merge_profile(outcome, not_a_result);  // nothing to merge into, and no throw
   EXPECT_EQ(not_a_result, "text");
+}
+
+// SM throughput takes most of the profiler's passes: the profiling process is asked for it only
+// where the gate will read it, from the time ratio the check worker measured, or when asked.
+TEST_F(GpuProfilerTest, SmThroughputIsProfiledOnlyWhereTheGateWillReadIt) {
+  GpuLease lease;
+  GpuProfiler profiler(profiler_program(profiled("cupti")), {}, profiler_limits());
+  stage_.gate.min_sm_throughput_ratio = 0.8;
+  struct Case {
+    double ratio;
+    bool all_metrics;
+    bool floor;
+    bool expected;
+  };
+  for (const Case& c : {Case{0.95, false, true, false}, Case{1.25, false, true, true},
+                        Case{1.25, false, false, false}, Case{0.95, true, false, true}}) {
+    time_ratio_ = c.ratio;
+    if (!c.floor) stage_.gate.min_sm_throughput_ratio.reset();
+    const WorkerSettings workers = check_worker();
+    PreparedWorkers warm(workers);
+    CheckRequest checked = request_with(workers, lease, profiler);
+    checked.all_metrics = c.all_metrics;
+    run_check(checked, warm);
+    const auto profile_job = nlohmann::json::parse(read_text(dir_ / "profile-job.json"));
+    EXPECT_EQ(profile_job.at("profile_sm_throughput").get<bool>(), c.expected)
+        << "ratio " << c.ratio << ", all metrics " << c.all_metrics << ", floor " << c.floor;
+    stage_.gate.min_sm_throughput_ratio = 0.8;
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "check/sanitizer.h"
 #include "common/environment.h"
 #include "common/json_text.h"
+#include "gate/gate.h"
 #include "run/decide.h"
 #include "run/gpu_profiler.h"
 #include "run/hot_spots.h"
@@ -302,8 +303,17 @@ Report run_check(const CheckRequest& request, PreparedWorkers& prepared_workers)
   // worker times its kernel, then that process profiles it in the same turn alone.
   job.profile_elsewhere = job.profile && request.gpu_profiler != nullptr;
   std::optional<GpuProfileOutcome> profiled;
-  hooks.on_await_profile = [&](double reference_ms) {
-    if (request.gpu_profiler) profiled = request.gpu_profiler->profile(tool_job, reference_ms);
+  hooks.on_await_profile = [&](double reference_ms, const nlohmann::json& message) {
+    if (!request.gpu_profiler) return;
+    // SM throughput takes most of the passes: measured only where the gate will read it, now
+    // that the kernel's time ratio is known (or everywhere, when asked).
+    Job profile_job = tool_job;
+    const auto& ratio = message.value("time_ratio", nlohmann::json());
+    profile_job.profile_sm_throughput =
+        request.all_metrics ||
+        gate_reads_sm_throughput(stage.gate,
+                                 ratio.is_number() ? std::optional(ratio.get<double>()) : std::nullopt);
+    profiled = request.gpu_profiler->profile(profile_job, reference_ms);
   };
   // Nsight Compute cannot count while that process keeps the profiler enabled: it is let go first,
   // with the GPU alone (the next profile starts another).

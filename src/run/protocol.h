@@ -17,7 +17,7 @@
 //                                                                worker waits until the parent has
 //                                                                the GPU to itself (the tool workers
 //                                                                share it until then)
-//   {"event":"await_profile"}                                    (Job::profile_elsewhere) after timing a
+//   {"event":"await_profile","time_ratio":1.02}                  (Job::profile_elsewhere) after timing a
 //                                                                kernel still correct: the parent has
 //                                                                the GPU's profiling process measure
 //                                                                it in this worker's turn alone, then

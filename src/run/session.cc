@@ -167,7 +167,7 @@ SessionResult run_worker_session(WorkerProcess& worker, const std::string& job_l
           deadline = after_ms(session.budget_ms);
         } else if (event == kAwaitProfileEvent) {
           progress("profile");
-          if (hooks.on_await_profile) hooks.on_await_profile(session.reference_ms);
+          if (hooks.on_await_profile) hooks.on_await_profile(session.reference_ms, message);
           worker.send_line(nlohmann::json{{"event", kGpuGrantEvent}, {"measure", true}}.dump(),
                            after_ms(limits.phase_cap_ms));
           deadline = after_ms(session.budget_ms);  // the profile's time was not this worker's

@@ -28,8 +28,8 @@ struct SessionHooks {
   std::function<bool()> on_await_gpu;
   // The worker (Job::profile_elsewhere) has timed its kernel and waits, holding the GPU alone, for
   // the GPU's profiling process to measure it (run/gpu_profiler.h); called with the reference's
-  // time per launch. Its time does not count against the worker's deadline.
-  std::function<void(double reference_ms)> on_await_profile;
+  // time per launch and the worker's message. Its time does not count against the worker's deadline.
+  std::function<void(double reference_ms, const nlohmann::json& message)> on_await_profile;
   // The reference's time per launch, when the worker will not say it (the GPU's profiling process
   // is given the check worker's): it sets the budgets of the phases the worker announces.
   double reference_ms = -1;

@@ -65,8 +65,9 @@ bool await_gpu() {
          grant.value("measure", false);
 }
 
-void await_profile() {
-  send({{"event", kAwaitProfileEvent}});
+void await_profile(std::optional<double> time_ratio) {
+  send({{"event", kAwaitProfileEvent},
+        {"time_ratio", time_ratio ? nlohmann::json(*time_ratio) : nlohmann::json(nullptr)}});
   read_parent_line();  // any answer, or none (the parent gone): the profile is the parent's
 }
 

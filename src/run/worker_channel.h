@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -27,7 +28,8 @@ bool await_gpu();
 
 // Asks the parent to profile the kernel just timed in the GPU's profiling process, and waits until
 // it has (Job::profile_elsewhere): this worker keeps the GPU alone and has nothing on it meanwhile.
-void await_profile();
+// The time ratio it measured tells the parent whether the gate will read SM throughput.
+void await_profile(std::optional<double> time_ratio);
 
 // The worker's turns on the GPU when the parent judges other jobs on it (gpu/gpu_turns.h): shared
 // and alone ask and wait for the answer; release tells and does not wait.

@@ -242,7 +242,7 @@ void run_on_gpu(const Job& job, GpuSession& gpu, const Builds& builds, LoadedKer
   } else if (job.profile && job.profile_elsewhere && is_correct(report.tests, report.findings)) {
     // Nothing of this worker's runs while the GPU's profiling process measures the kernel.
     gpu.sync_judge();
-    await_profile();
+    await_profile(report.metrics.time_ratio);
     clock.step("profile");
   }
   send_result(outcome::kCompleted, report);

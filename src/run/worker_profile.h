@@ -129,9 +129,14 @@ class BackgroundProfile {
     // The GPU's profiling process: a profiler kept enabled across jobs failed (a pass's stop
     // answered CUPTI_ERROR_UNKNOWN on the H200 just after another process's kernel faulted), while
     // nothing of this process's failed: the failure has disabled it, and enabled anew it measures.
-    const bool kept_profiler_failed = !result.ok && keep_enabled_ && result.found_enabled &&
-                                      cudaDeviceSynchronize() == cudaSuccess &&
-                                      cudaPeekAtLastError() == cudaSuccess;
+    // (A failed CUPTI call may leave an error CUDA reports once; only one that stays, a fault of
+    // this process's own, keeps it from trying again.)
+    auto nothing_of_this_process_failed = [] {
+      cudaGetLastError();
+      return cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess;
+    };
+    const bool kept_profiler_failed =
+        !result.ok && keep_enabled_ && result.found_enabled && nothing_of_this_process_failed();
     if (counters_were_busy || kept_profiler_failed) {
       // This process has the GPU alone now: one more try costs a set-up (and the profiler's first
       // start), where ncu would cost seconds of the GPU alone. It is a phase of its own, with its
