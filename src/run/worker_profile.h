@@ -126,18 +126,19 @@ class BackgroundProfile {
     // profiling passes).
     const bool counters_were_busy =
         !result.ok && profiled_launches_ == 0 && result.error.find("HARDWARE_BUSY") != std::string::npos;
-    // The GPU's profiling process: a profiler kept enabled across jobs failed (a pass's stop
-    // answered CUPTI_ERROR_UNKNOWN on the H200 just after another process's kernel faulted), while
-    // nothing of this process's failed: the failure has disabled it, and enabled anew it measures.
-    // (A failed CUPTI call may leave an error CUDA reports once; only one that stays, a fault of
-    // this process's own, keeps it from trying again.)
+    // The GPU's profiling process: a profile failed while nothing of this process's did (on the
+    // H200 a pass's start or stop answered CUPTI_ERROR_UNKNOWN just after another process's kernel
+    // faulted, with the profiler kept enabled or enabled anew). The failure has disabled it, and
+    // enabled anew it measures. (A failed CUPTI call may leave an error CUDA reports once; only one
+    // that stays, a fault of this process's own, keeps it from trying again.)
     auto nothing_of_this_process_failed = [] {
       cudaGetLastError();
       return cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess;
     };
-    const bool kept_profiler_failed =
-        !result.ok && keep_enabled_ && result.found_enabled && nothing_of_this_process_failed();
-    if (counters_were_busy || kept_profiler_failed) {
+    const bool profiling_process_failed = !result.ok && keep_enabled_ && !counters_were_busy &&
+                                          result.error.find("not wanted") == std::string::npos &&
+                                          nothing_of_this_process_failed();
+    if (counters_were_busy || profiling_process_failed) {
       // This process has the GPU alone now: one more try costs a set-up (and the profiler's first
       // start), where ncu would cost seconds of the GPU alone. It is a phase of its own, with its
       // own budget, so the judge's retry never eats into the learner's.
