@@ -47,6 +47,10 @@ struct GpuProfileOutcome {
   double ms = 0;             // the whole profile as the parent saw it (the slot's turn alone)
   double start_ms = 0;       // of that: starting the process, when none was ready
   bool started_now = false;  // no process was ready: one was started inside the turn alone
+  // CUPTI measured nothing and the process could not settle after it: its context broke.
+  bool context_broke = false;
+  bool kernel_failed = false;   // a profiled launch of the learner's kernel failed
+  double retried_after_ms = 0;  // tried again in a fresh process, after this long
 };
 
 class GpuProfiler {
@@ -75,6 +79,7 @@ class GpuProfiler {
 
  private:
   void start_locked();
+  GpuProfileOutcome profile_locked(const Job& job, double reference_ms);
   std::mutex mutex_;  // the process; a profile holds it throughout
   std::string executable_;
   WorkerProcess::Environment environment_;

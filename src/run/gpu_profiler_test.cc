@@ -326,5 +326,36 @@ TEST_F(GpuProfilerTest, SmThroughputIsProfiledOnlyWhereTheGateWillReadIt) {
   }
 }
 
+// A profile whose CUPTI failed in a process that then could not settle (its context broken by
+// another process's fault, as on the H200) is tried once more in a fresh process; one that failed
+// because the learner's kernel failed is not.
+TEST_F(GpuProfilerTest, AProfileWhoseProcessBrokeIsTriedOnceMoreInAFreshOne) {
+  Job kept;
+  kept.keep_alive = true;
+  for (const bool kernel_failed : {false, true}) {
+    std::filesystem::remove(dir_ / "broke-once");
+    std::filesystem::remove(dir_ / "profiler-starts");
+    nlohmann::json broken = nlohmann::json::parse(completed_report(0.05, 0.04))["report"];
+    broken["metrics"] = {
+        {"metrics_source", ""},
+        {"metrics_note", kernel_failed ? "CUPTI: a profiled kernel failed"
+                                       : "CUPTI: cuptiRangeProfilerStop failed: CUPTI_ERROR_UNKNOWN"}};
+    const std::string broke_once = (dir_ / "broke-once").string();
+    GpuProfiler profiler(
+        profiler_program(
+            "if [ ! -e " + broke_once + " ]; then touch " + broke_once + "\n" +
+            echo(nlohmann::json{{"event", "result"}, {"outcome", "completed"}, {"report", broken}}.dump()) +
+            echo(R"({"event":"idle","reusable":false,"why":"CUDA reported an error"})") + "else\n" +
+            profiled("cupti") + "fi\n"),
+        {}, profiler_limits());
+    const GpuProfileOutcome outcome = profiler.profile(kept);
+    ASSERT_TRUE(outcome.report.has_value()) << outcome.failure;
+    const std::string source = outcome.report->at("metrics").value("metrics_source", "");
+    EXPECT_EQ(source, kernel_failed ? "" : "cupti") << "kernel failed: " << kernel_failed;
+    EXPECT_EQ(profiler.started_processes(), kernel_failed ? 1 : 2) << "kernel failed: " << kernel_failed;
+    EXPECT_EQ(outcome.retried_after_ms > 0, !kernel_failed);
+  }
+}
+
 }  // namespace
 }  // namespace cudojo
