@@ -69,8 +69,14 @@ void GpuProfiler::refill(GpuLease* lease, Clock::time_point deadline) {
   GpuLease::Hold hold;
   if (lease) hold = lease->share();
   std::lock_guard lock(mutex_);
-  if (!worker_ || !worker_->running()) start_locked();
-  if (!said_ready_) said_ready_ = wait_for_ready(*worker_, deadline);
+  try {
+    if (!worker_ || !worker_->running()) start_locked();
+    if (!said_ready_) said_ready_ = wait_for_ready(*worker_, deadline);
+  } catch (const std::exception&) {
+    // Not started ahead: the next profile starts one itself, or says in its note why it could not.
+    // The slot's own workers are not the profiler's to lose over this.
+    worker_.reset();
+  }
 }
 
 GpuProfileOutcome GpuProfiler::profile(Job job, double reference_ms) {

@@ -357,5 +357,19 @@ TEST_F(GpuProfilerTest, AProfileWhoseProcessBrokeIsTriedOnceMoreInAFreshOne) {
   }
 }
 
+// A profiling process that cannot start costs its profiles their CUPTI figures (ncu stands in),
+// never the slot: refill does not throw, and the profile's note says why.
+TEST_F(GpuProfilerTest, AProcessThatCannotStartLeavesANoteAndNothingBroken) {
+  GpuLease lease;
+  GpuProfiler profiler((dir_ / "no-such-program").string(), {}, profiler_limits());
+  EXPECT_NO_THROW(profiler.refill(&lease, std::chrono::steady_clock::now() + std::chrono::seconds(2)));
+  Job kept;
+  kept.keep_alive = true;
+  const GpuProfileOutcome outcome = profiler.profile(kept);
+  EXPECT_FALSE(outcome.report.has_value());
+  EXPECT_NE(outcome.failure.find("profiling process"), std::string::npos) << outcome.failure;
+  EXPECT_FALSE(lease.state().alone || lease.state().sharers > 0) << "the lease was left held";
+}
+
 }  // namespace
 }  // namespace cudojo
