@@ -93,7 +93,7 @@ GpuProfileOutcome GpuProfiler::profile(Job job, double reference_ms) {
   // one's context: its next profile failed in CUPTI (no fault of the learner's kernel, whose
   // launches then go on right) and the process could not settle. A fresh process measures; one
   // more try costs its start-up, where ncu would cost seconds of the GPU alone.
-  if (outcome.report && outcome.context_broke && !outcome.kernel_failed) {
+  if (outcome.context_broke && !outcome.kernel_failed) {
     const double first_ms = ms_since(started);
     GpuProfileOutcome again = profile_locked(job, reference_ms);
     again.retried_after_ms = first_ms;

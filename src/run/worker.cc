@@ -288,9 +288,9 @@ int worker_main(std::string_view mode_hint) {
   const auto process_start = Clock::now();
   // The check worker (the one that compiles) and the GPU's profiling process never outlive the
   // process that started them: a server killed with SIGKILL must not leave a compile bomb or a
-  // profiler holding the GPU's counters. (If the parent is already gone before the call, exit.) Tool workers
-  // are started by compute-sanitizer or ncu, whose way of starting them we do not control, so they are left
-  // to their tool.
+  // profiler holding the GPU's counters. (If the parent is already gone before the call, exit.)
+  // Tool workers are started by compute-sanitizer or ncu, whose way of starting them we do not
+  // control, so they are left to their tool.
   const bool parents_child =
       mode_hint == to_string(WorkerMode::kCheck) || mode_hint == to_string(WorkerMode::kProfile);
   if (parents_child) {

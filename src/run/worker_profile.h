@@ -135,9 +135,8 @@ class BackgroundProfile {
       cudaGetLastError();
       return cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess;
     };
-    const bool profiling_process_failed = !result.ok && keep_enabled_ && !counters_were_busy &&
-                                          result.error.find("not wanted") == std::string::npos &&
-                                          nothing_of_this_process_failed();
+    const bool profiling_process_failed =
+        !result.ok && keep_enabled_ && !counters_were_busy && nothing_of_this_process_failed();
     if (counters_were_busy || profiling_process_failed) {
       // This process has the GPU alone now: one more try costs a set-up (and the profiler's first
       // start), where ncu would cost seconds of the GPU alone. It is a phase of its own, with its

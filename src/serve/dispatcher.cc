@@ -58,11 +58,9 @@ void Dispatcher::start() {
   // One profiling process per GPU does every profile on it (run/gpu_profiler.h); started ahead by
   // the slots' refills.
   profilers_.clear();
-  if (settings_.profiling_process) {
-    for (int gpu = 0; gpu < settings_.gpus; ++gpu) {
-      profilers_.push_back(
-          std::make_unique<GpuProfiler>(settings_.worker_executable, gpu_environment(gpu), kDefaultLimits));
-    }
+  for (int gpu = 0; gpu < settings_.gpus; ++gpu) {
+    profilers_.push_back(
+        std::make_unique<GpuProfiler>(settings_.worker_executable, gpu_environment(gpu), kDefaultLimits));
   }
   for (int slot = 0; slot < settings_.workers; ++slot)
     threads_.emplace_back([this, slot] { run_slot(slot); });

@@ -52,9 +52,6 @@ class Dispatcher {
     std::string cuda_include_dir;
     std::string calibration_dir;
     bool all_metrics = false;  // SM throughput on every stage, not only where a gate reads it
-    // Profile on each GPU through one profiling process that keeps the profiler enabled
-    // (run/gpu_profiler.h); false: each check worker profiles its own kernel, as `cudojo check` does.
-    bool profiling_process = true;
     int idle_poll_ms = ServeLimits{}.dispatcher_idle_poll_ms;  // see ServeLimits
     int stop_grace_ms = ServeLimits{}.stop_grace_ms;           // see ServeLimits
     double lease_seconds = ServeLimits{}.job_lease_seconds;    // see ServeLimits
