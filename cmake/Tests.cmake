@@ -10,6 +10,7 @@ set_target_properties(cudojo_store_bench PROPERTIES BUILD_RPATH "${CUDOJO_RPATH}
 
 add_executable(cudojo_unit_tests
   src/common/limits_test.cc
+  src/common/process_registry_test.cc
   src/stage/stage_test.cc
   src/stage/stage_json_test.cc
   src/stage/stage_parse_test.cc
@@ -136,7 +137,7 @@ set_tests_properties(course.check_shipped PROPERTIES LABELS "course" TIMEOUT 900
 cudojo_binary_test(cudojo_client_tests tests/client/client_commands_test.cc src/client/http_client_test.cc
   src/client/server_book_test.cc
   tests/client/client_signals_test.cc tests/client/client_proxy_test.cc
-  src/cli/client_commands.cc src/cli/cli_common.cc)
+  src/cli/client_commands.cc src/cli/client_support.cc src/cli/client_follow.cc src/cli/cli_common.cc)
 target_link_libraries(cudojo_client_tests PRIVATE cudojo_client CLI11::CLI11)
 gtest_discover_tests(cudojo_client_tests TEST_PREFIX "client." PROPERTIES LABELS "api" TIMEOUT 300)
 

@@ -2,26 +2,20 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
-#include <iostream>
-#include <thread>
+#include <utility>
 
 #include "cli/cli_common.h"
+#include "cli/client_internal.h"
 #include "client/api_client.h"
 #include "client/http_client.h"
 #include "client/server_book.h"
 #include "common/json_text.h"
 #include "common/limits.h"
 #include "compile/utf8.h"
-#include "report/report.h"
-#include "report/verdict.h"
 #include "stage/language.h"
 
 namespace cudojo::cli {
@@ -31,111 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 using client::ApiClient;
 using client::ApiError;
-using client::ConnectionError;
 using nlohmann::json;
-
-std::atomic<bool> g_interrupted{false};
-
-fs::path servers_file(const ServerChoice& where) {
-  return where.servers_file.empty() ? client::default_server_book_path() : where.servers_file;
-}
-
-client::ClientSettings settings_for(const ServerChoice& where) {
-  const client::ServerBook book = client::ServerBook::load(servers_file(where));
-  const auto entry = book.find(where.server);
-  if (!entry) {
-    if (where.server == "default")
-      throw UsageError(
-          "not logged in to a server: run `cudojo login URL --token TOKEN` (or --invite CODE --name "
-          "NAME) first");
-    throw UsageError(fmt::format("no server named '{}' in {}: run `cudojo login URL --as {}` first",
-                                 where.server, book.file().string(), where.server));
-  }
-  client::ClientSettings settings;
-  settings.url = entry->url;
-  settings.token = entry->token;
-  settings.cacert = entry->cacert;
-  return settings;
-}
-
-std::string retry_text(const ApiError& error) {
-  return error.retry_after ? fmt::format("; try again in {} s", *error.retry_after) : "; try again later";
-}
-
-// What went wrong, in a sentence that says what to do next, and the exit code that says whose
-// problem it is (kExitUsage: the command line or the config; kExitServer: the server).
-struct Failure {
-  int code;
-  std::string kind;
-  std::string message;
-};
-
-Failure describe(const ApiError& error) {
-  const std::string what = error.what();
-  switch (error.status) {
-    case 401:
-      return {kExitServer, "token_refused", "the server refused the token; cudojo login again"};
-    case 429:
-      return {kExitServer, "server_busy",
-              fmt::format("the server is busy: {} (HTTP 429{})", what, retry_text(error))};
-    case 503:
-      return {kExitServer, "server_unavailable",
-              fmt::format("the server cannot take it now: {} (HTTP 503{})", what, retry_text(error))};
-    default:
-      if (error.not_cudojo) return {kExitServer, "not_cudojo", what};
-      return {kExitServer, "server_refused",
-              fmt::format("the server said: {} (HTTP {}{})", what, error.status,
-                          error.status == 404 ? "; is the URL the page's address, with no path?" : "")};
-  }
-}
-
-// Says `failure` on `err` (and as one JSON object on `out` under --json); its exit code.
-int report(const Failure& failure, std::ostream& out, std::ostream& err, bool json_output) {
-  err << "cudojo: " << failure.message << "\n";
-  if (json_output)
-    out << json_text({{"error", failure.message}, {"kind", failure.kind}, {"exit_code", failure.code}}, 2)
-        << "\n";
-  return failure.code;
-}
-
-// Runs a command's body and turns its errors into a Failure on `err` (and, under --json, one JSON
-// object on `out` as well, as `fail` does for the local commands, so stdout is always JSON).
-template <typename Body>
-int guarded(std::ostream& out, std::ostream& err, bool json_output, Body&& body) {
-  Failure failure;
-  try {
-    return body();
-  } catch (const UsageError& error) {
-    failure = {kExitUsage, "usage_error", error.what()};
-  } catch (const client::ClientSetupError& error) {
-    failure = {kExitUsage, "usage_error", error.what()};
-  } catch (const client::ServerBookError& error) {
-    failure = {kExitUsage, "config_error", error.what()};
-  } catch (const ConnectionError& error) {
-    failure = {kExitServer, "server_unreachable", error.what()};
-  } catch (const ApiError& error) {
-    failure = describe(error);
-  } catch (const std::exception& error) {  // a bug of ours: still one line, and JSON under --json
-    failure = {kExitUsage, "internal_error", fmt::format("internal error: {}", error.what())};
-  }
-  return report(failure, out, err, json_output);
-}
-
-std::string local_time(double seconds) {
-  const std::time_t when = static_cast<std::time_t>(seconds);
-  std::tm parts{};
-  localtime_r(&when, &parts);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &parts);
-  return text;
-}
-
-// Sleeps up to `seconds`, waking early on Ctrl-C.
-void nap(double seconds) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (!g_interrupted && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
+using namespace client_internal;
 
 // Where `text` first stops being UTF-8, as "line 3 (byte 0xE9)"; empty when it is all UTF-8.
 std::string not_utf8(const std::string& text) {
@@ -145,109 +36,7 @@ std::string not_utf8(const std::string& text) {
   return "";
 }
 
-// One line of progress: "queued, 3 ahead", "compiling", "tests", ...
-std::string progress_text(const json& job) {
-  const std::string state = job.value("state", "");
-  if (state == "queued") {
-    if (job.contains("position") && job["position"].is_number_integer())
-      return fmt::format("queued, {} ahead", job["position"].get<std::int64_t>());
-    return "queued";
-  }
-  if (state == "running") {
-    const std::string phase = job.value("phase", "");
-    if (phase == "starting" || phase == "queued" || phase.empty()) return "compiling";
-    return phase;
-  }
-  return state;
-}
-
-// The finished job on `out`: the API's JSON, or check's text report; check's exit code.
-int show_done(const json& job, const FollowOptions& options, std::ostream& out) {
-  std::optional<Verdict> verdict;
-  if (job.contains("verdict") && job["verdict"].is_string())
-    verdict = parse_verdict(job["verdict"].get<std::string>());
-  if (options.json) {
-    out << json_text(job, 2) << "\n";
-  } else if (job.contains("report") && job["report"].is_object()) {
-    try {
-      const Report report = job["report"].get<Report>();
-      out << render_text(report, options.colour);
-      verdict = report.verdict;
-    } catch (const std::exception&) {
-      out << fmt::format("job {}: {}\n", job.value("id", std::int64_t{0}), job.value("verdict", "done"));
-    }
-  } else {
-    out << fmt::format("job {}: {}\n", job.value("id", std::int64_t{0}), job.value("verdict", "done"));
-  }
-  return verdict ? exit_code(*verdict) : kExitServer;
-}
-
-// Polls the job until it is done, saying each change on `err`. Ctrl-C withdraws a queued job when
-// `withdraw` (submit's own job; `status` only looks) and leaves a running one.
-int follow_job(ApiClient& api, std::int64_t id, const FollowOptions& options, std::ostream& out,
-               std::ostream& err, bool withdraw) {
-  std::string last_text, last_state = "queued";
-  bool judges_checked = false;
-  int failures = 0;
-  while (true) {
-    if (g_interrupted) {
-      std::string said =
-          fmt::format("stopped following job {}; {}the job goes on: `cudojo status {}` follows it", id,
-                      last_state == "queued" ? "" : "it had started, so ", id);
-      try {
-        if (withdraw && last_state == "queued" && api.withdraw(id))
-          said = fmt::format("withdrew job {}: it had not started, and it is gone from your history", id);
-      } catch (const std::exception& e) {
-        said = fmt::format("could not withdraw job {}: {}; `cudojo status {}` follows it", id, e.what(), id);
-      }
-      return report({kExitInterrupted, "interrupted", said}, out, err, options.json);
-    }
-    json job;
-    std::string lost;  // why the server did not answer this poll
-    try {
-      job = api.job(id);
-      failures = 0;
-    } catch (const ConnectionError& error) {
-      lost = error.what();
-    } catch (const ApiError& error) {
-      // A proxy in front of a stopped server answers 502 or 504; a server shutting down, 503.
-      if (error.status != 502 && error.status != 503 && error.status != 504) throw;
-      lost = fmt::format("HTTP {}: {}", error.status, error.what());
-    }
-    if (!lost.empty()) {
-      if (++failures >= options.reconnect_tries)
-        return report({kExitServer, "server_unreachable",
-                       fmt::format("the server stopped answering while following job {} ({}); the job is "
-                                   "kept there: `cudojo status {}` follows it when the server is back",
-                                   id, lost, id)},
-                      out, err, options.json);
-      err << fmt::format("cannot reach the server; trying again ({} of {})\n", failures,
-                         options.reconnect_tries - 1);
-      nap(1.0);
-      continue;
-    }
-    const std::string state = job.value("state", "");
-    if (state == "done") return show_done(job, options, out);
-    last_state = state;
-    const std::string text = progress_text(job);
-    if (text != last_text) {
-      err << fmt::format("job {}: {}\n", id, text);
-      last_text = text;
-    }
-    if (state == "queued" && !judges_checked) {
-      judges_checked = true;
-      if (api.judge_online() == false)
-        err << "no judge is online; your job waits" << (withdraw ? " (Ctrl-C withdraws it)\n" : "\n");
-    }
-    nap(options.poll_seconds);
-  }
-}
-
 }  // namespace
-
-void request_interrupt() { g_interrupted = true; }
-void reset_interrupt() { g_interrupted = false; }
-bool mark_interrupt() { return g_interrupted.exchange(true); }
 
 int run_login(const LoginOptions& options, std::ostream& out, std::ostream& err) {
   return guarded(out, err, false, [&] {
@@ -348,8 +137,12 @@ int run_submit(const SubmitOptions& options, std::ostream& out, std::ostream& er
       }
       return 0;
     }
-    err << fmt::format("sent {} as job {} to {}\n", options.file, id, api.url());
-    return follow_job(api, id, options.follow, out, err, true);
+    // The queue as the submission's answer found it: a judge may start the job before the first poll.
+    json as_queued = queued;
+    as_queued["state"] = "queued";
+    const std::string queued_text = progress_text(as_queued);
+    err << fmt::format("sent {} as job {} to {}: {}\n", options.file, id, api.url(), queued_text);
+    return follow_job(api, id, options.follow, out, err, true, queued_text);
   });
 }
 

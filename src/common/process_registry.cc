@@ -9,14 +9,16 @@ namespace cudojo {
 
 namespace {
 
+// Both are made once and never destroyed: a worker let finish in the background is unregistered by
+// a detached thread that may still run while exit() destroys the process's statics.
 std::mutex& registry_mutex() {
-  static std::mutex mutex;
-  return mutex;
+  static auto* mutex = new std::mutex;
+  return *mutex;
 }
 
 std::set<pid_t>& registry() {
-  static std::set<pid_t> groups;
-  return groups;
+  static auto* groups = new std::set<pid_t>;
+  return *groups;
 }
 
 }  // namespace

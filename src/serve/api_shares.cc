@@ -13,6 +13,7 @@
 #include <ctime>
 #include <utility>
 
+#include "common/time_text.h"
 #include "serve/api.h"
 #include "serve/api_internal.h"
 #include "serve/job_json.h"
@@ -54,14 +55,7 @@ json judging_gpu_of(const json& report) {
 
 // The day a job was sent (UTC, YYYY-MM-DD), not its second: a leaderboard shows when each named
 // entry was judged, and an exact time would join a link to a name.
-std::string utc_day(double seconds) {
-  const std::time_t time = static_cast<std::time_t>(seconds);
-  std::tm day{};
-  gmtime_r(&time, &day);
-  char text[16];
-  std::strftime(text, sizeof text, "%Y-%m-%d", &day);
-  return text;
-}
+std::string utc_day(double seconds) { return time_text(seconds, "%Y-%m-%d", TimeZone::kUtc); }
 
 }  // namespace
 

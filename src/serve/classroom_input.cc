@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "common/time_text.h"
 #include "compile/utf8.h"
 #include "serve/classroom.h"
 #include "serve/store_internal.h"
@@ -118,14 +119,7 @@ std::optional<double> parse_time(std::string_view text, bool local_without_zone)
   return static_cast<double>(utc) + seconds + fraction - offset_minutes * 60.0;
 }
 
-std::string iso_time(double seconds) {
-  const auto whole = static_cast<std::time_t>(seconds);
-  std::tm fields{};
-  gmtime_r(&whole, &fields);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &fields);
-  return text;
-}
+std::string iso_time(double seconds) { return time_text(seconds, "%Y-%m-%dT%H:%M:%SZ", TimeZone::kUtc); }
 
 // ---- Rosters
 
