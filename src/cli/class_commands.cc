@@ -174,12 +174,14 @@ int class_list(ClassCommands& commands, Store& store) {
                     {"invite_code", class_info.invite_code},
                     {"learners", class_info.learners},
                     {"joining_open", class_info.joining_open},
+                    {"sharing_open", class_info.sharing_open},
                     {"is_default", class_info.is_default}});
     if (!commands.json) {
-      std::cout << fmt::format("{:>4}  {:<36} invite {}{}  {} learner{}{}\n", class_info.id, class_info.name,
-                               class_info.invite_code, class_info.joining_open ? "" : " (closed)",
-                               class_info.learners, class_info.learners == 1 ? "" : "s",
-                               class_info.is_default ? "  (open sign-up lands here)" : "");
+      std::cout << fmt::format(
+          "{:>4}  {:<36} invite {}{}  {} learner{}{}{}\n", class_info.id, class_info.name,
+          class_info.invite_code, class_info.joining_open ? "" : " (closed)", class_info.learners,
+          class_info.learners == 1 ? "" : "s", class_info.sharing_open ? "" : "  (links to runs off)",
+          class_info.is_default ? "  (open sign-up lands here)" : "");
     }
   }
   if (commands.json) std::cout << json_text(list, 2) << "\n";

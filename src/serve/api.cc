@@ -125,6 +125,8 @@ void Api::register_routes(http::Router& router) {
   router.add("POST", R"(/api/classes/([^/]+)/learners/([^/]+)/token)", route(&Api::reset_learner_token));
   router.add("GET", R"(/api/classes/([^/]+)/learners/([^/]+)/jobs)", route(&Api::learner_history));
   router.add("GET", R"(/api/classes/([^/]+)/jobs/([^/]+))", route(&Api::class_job));
+  router.add("GET", R"(/api/classes/([^/]+)/shares)", route(&Api::list_class_shares));
+  router.add("DELETE", R"(/api/classes/([^/]+)/jobs/([^/]+)/share)", route(&Api::stop_class_share));
   router.add("PUT", R"(/api/classes/([^/]+)/deadlines/(.+))", route(&Api::set_deadline));
   router.add("DELETE", R"(/api/classes/([^/]+)/deadlines/(.+))", route(&Api::clear_deadline));
   router.add("POST", R"(/api/classes/([^/]+)/staff)", route(&Api::add_class_staff));
@@ -253,6 +255,8 @@ void Api::answer_store_error(const http::Request& request, http::Response& respo
       return send_error(response, 409, error.what());
     case StoreErrorCode::kKeyReused:
       return send_error(response, 422, error.what());
+    case StoreErrorCode::kNotAllowed:
+      return send_error(response, 403, error.what());
     case StoreErrorCode::kQueueFull:
     case StoreErrorCode::kLearnerBusy:
     case StoreErrorCode::kAddressBusy:
@@ -348,6 +352,31 @@ std::optional<Api::StaffInClass> Api::class_for(const http::Request& request, ht
     return std::nullopt;
   }
   return StaffInClass{std::move(*staff), std::move(*found)};
+}
+
+std::optional<Api::JobInClass> Api::job_in_class(const StaffInClass& found, const std::string& id_text,
+                                                 http::Response& response) {
+  const auto job_id = api_internal::parse_id(id_text);
+  auto job = job_id ? store_.job(*job_id) : std::nullopt;
+  auto learner = job ? store_.classes().roster_entry(found.class_info.id, job->learner_id) : std::nullopt;
+  if (!learner) {
+    send_error(response, 404, "no such job in this class");
+    return std::nullopt;
+  }
+  return JobInClass{std::move(*job), std::move(*learner)};
+}
+
+bool Api::page_limit(const http::Request& request, http::Response& response, int& limit) const {
+  limit = limits_.history_default_limit;
+  const auto asked_text = request.param("limit");
+  if (!asked_text) return true;
+  const auto asked = api_internal::parse_id(*asked_text);
+  if (!asked) {
+    send_error(response, 400, fmt::format("limit is a whole number from 1 to {}", limits_.history_limit));
+    return false;
+  }
+  limit = static_cast<int>(std::min<std::int64_t>(*asked, limits_.history_limit));
+  return true;
 }
 
 }  // namespace cudojo

@@ -169,6 +169,9 @@ class Api {
   void get_share(const Request& request, Response& response);     // GET /api/jobs/{id}/share
   void revoke_share(const Request& request, Response& response);  // DELETE /api/jobs/{id}/share
   void open_share(const Request& request, Response& response);    // GET /api/shared/{token}: anyone
+  // The class's live links: its staff list them, and its instructors stop one.
+  void list_class_shares(const Request& request, Response& response);  // GET /api/classes/{c}/shares
+  void stop_class_share(const Request& request, Response& response);   // DELETE .../jobs/{id}/share
 
   // --- The machine's view of a source (api_assembly.cc): any signed-in account.
   void show_assembly(const Request& request, Response& response);  // POST /api/assembly
@@ -195,6 +198,16 @@ class Api {
     Actor actor() const;
   };
   std::optional<StaffInClass> class_for(const Request& request, Response& response, ClassAccess needed);
+  // The job `id_text` names, of a learner of the class, and that learner; nullopt after answering 404.
+  struct JobInClass {
+    JobRecord job;
+    RosterEntry learner;
+  };
+  std::optional<JobInClass> job_in_class(const StaffInClass& found, const std::string& id_text,
+                                         Response& response);
+  // A page's ?limit= (history_default_limit when not given, history_limit at most); false after
+  // answering 400.
+  bool page_limit(const Request& request, Response& response, int& limit) const;
   // The class the leaderboards of a request show: the learner's own; for staff, ?class=ID (one they
   // hold a role in); for anyone else the default class. nullopt after answering 404 itself.
   std::optional<ClassInfo> leaderboard_class(const Request& request, Response& response, bool& sees_hidden);

@@ -26,6 +26,7 @@ json class_json(const ClassInfo& class_info) {
           {"invite_code", class_info.invite_code},
           {"is_default", class_info.is_default},
           {"joining_open", class_info.joining_open},
+          {"sharing_open", class_info.sharing_open},
           {"created_at", class_info.created_at},
           {"learners", class_info.learners}};
 }
@@ -220,8 +221,9 @@ void Api::change_class(const Request& request, Response& response) {
   const auto found = class_for(request, response, ClassAccess::kChange);
   if (!found) return;
   const auto body =
-      object_with(request, response, {"name", "joining_open", "new_invite_code"},
-                  "any of {\"name\": \"...\", \"joining_open\": true, \"new_invite_code\": true}");
+      object_with(request, response, {"name", "joining_open", "sharing_open", "new_invite_code"},
+                  "any of {\"name\": \"...\", \"joining_open\": true, \"sharing_open\": true, "
+                  "\"new_invite_code\": true}");
   if (!body) return;
   ClassChange change;
   std::vector<std::string> said;
@@ -236,6 +238,13 @@ void Api::change_class(const Request& request, Response& response) {
       return send_error(response, 400, "\"joining_open\" is true or false");
     change.joining_open = (*body)["joining_open"].get<bool>();
     said.push_back(*change.joining_open ? "opened joining by invite code" : "closed joining by invite code");
+  }
+  if (body->contains("sharing_open")) {
+    if (!(*body)["sharing_open"].is_boolean())
+      return send_error(response, 400, "\"sharing_open\" is true or false");
+    change.sharing_open = (*body)["sharing_open"].get<bool>();
+    said.push_back(*change.sharing_open ? "turned links to runs on"
+                                        : "turned links to runs off, stopping every live one");
   }
   if (body->contains("new_invite_code")) {
     if (!(*body)["new_invite_code"].is_boolean())

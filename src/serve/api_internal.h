@@ -8,6 +8,7 @@
 
 #include "common/json_text.h"
 #include "http/message.h"
+#include "serve/store_shares.h"
 #include "stage/language.h"
 
 namespace cudojo::api_internal {
@@ -34,5 +35,10 @@ std::optional<std::int64_t> parse_id(const std::string& text);
 // A body's optional "language" (cuda when left out) into `language`; false, with the sentence to
 // answer 400 with in `error`, when it is there and names no language.
 bool read_language(const nlohmann::json& body, Language& language, std::string& error);
+
+// A job's link as its class's staff see it: null when it was never shared, else whether it is live,
+// when it was made, and when and by whom of the staff it was stopped (both null when live; "stopped_by"
+// null alone when its learner stopped it).
+nlohmann::json share_state_json(const std::optional<JobShare>& link);
 
 }  // namespace cudojo::api_internal

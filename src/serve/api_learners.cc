@@ -231,14 +231,8 @@ void Api::history(const Request& request, Response& response) {
     if (!found) return send_error(response, 400, fmt::format("no stage '{}'", *asked));
     stage = found->id;
   }
-  int limit = limits_.history_default_limit;
-  if (const auto asked_limit = request.param("limit")) {
-    const auto asked = parse_id(*asked_limit);
-    if (!asked)
-      return send_error(response, 400,
-                        fmt::format("limit is a whole number from 1 to {}", limits_.history_limit));
-    limit = static_cast<int>(std::min<std::int64_t>(*asked, limits_.history_limit));
-  }
+  int limit = 0;
+  if (!page_limit(request, response, limit)) return;
   std::optional<std::int64_t> before;
   if (const auto cursor = request.param("before")) {
     before = parse_id(*cursor);

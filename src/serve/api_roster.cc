@@ -228,14 +228,8 @@ void Api::learner_history(const Request& request, Response& response) {
     if (!stage_found) return send_error(response, 400, fmt::format("no stage '{}'", *asked));
     stage = stage_found->id;
   }
-  int limit = limits_.history_default_limit;
-  if (const auto asked = request.param("limit")) {
-    const auto value = parse_id(*asked);
-    if (!value)
-      return send_error(response, 400,
-                        fmt::format("limit is a whole number from 1 to {}", limits_.history_limit));
-    limit = static_cast<int>(std::min<std::int64_t>(*value, limits_.history_limit));
-  }
+  int limit = 0;
+  if (!page_limit(request, response, limit)) return;
   std::optional<std::int64_t> before;
   if (const auto cursor = request.param("before")) {
     before = parse_id(*cursor);
@@ -260,15 +254,14 @@ void Api::learner_history(const Request& request, Response& response) {
 void Api::class_job(const Request& request, Response& response) {
   const auto found = class_for(request, response, ClassAccess::kRead);
   if (!found) return;
-  const auto job_id = parse_id(request.match(2));
-  const auto job = job_id ? store_.job(*job_id) : std::nullopt;
-  const auto learner =
-      job ? store_.classes().roster_entry(found->class_info.id, job->learner_id) : std::nullopt;
-  if (!learner) return send_error(response, 404, "no such job in this class");
-  const std::int64_t position = job->state == JobState::kQueued ? store_.queue_position(job->id) : 0;
-  json shown = with_version(with_lateness(job_json(*job, position, true), *job, found->class_info.id), *job);
-  shown["learner"] = roster_entry_json(*learner);
-  if (job->rejudging_id) shown["rejudging"] = *job->rejudging_id;
+  const auto in_class = job_in_class(*found, request.match(2), response);
+  if (!in_class) return;
+  const JobRecord& job = in_class->job;
+  const std::int64_t position = job.state == JobState::kQueued ? store_.queue_position(job.id) : 0;
+  json shown = with_version(with_lateness(job_json(job, position, true), job, found->class_info.id), job);
+  shown["learner"] = roster_entry_json(in_class->learner);
+  shown["share"] = api_internal::share_state_json(store_.shares().job_share(job.id, job.learner_id));
+  if (job.rejudging_id) shown["rejudging"] = *job.rejudging_id;
   send_json(response, 200, shown);
 }
 

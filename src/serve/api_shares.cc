@@ -1,11 +1,12 @@
 // Links to one job (serve/store_shares.h). The job's owner makes one (a new link replaces the one
 // before), asks whether one is live (never its token, which the store does not keep) and stops it; a
 // member of staff's token is refused these as on every learner's route, and another learner's job
-// answers 404 as one that does not exist. Anyone holding a live link reads the job: its stage,
-// language, verdict, report, source, when it was sent and the GPU that judged it, and nothing of the
-// learner (no name, id, class or lateness). A link that opens nothing, whatever the reason (stopped,
-// replaced, never made, malformed), gets one and the same answer, so a link's answer tells nothing
-// about any other.
+// answers 404 as one that does not exist. The class's staff list its live links and its instructors
+// stop any, or turn links off for the class (PATCH /api/classes/{id}, api_classes.cc). Anyone holding a live
+// link reads the job: its stage, language, verdict, report, source, when it was sent and the GPU that judged
+// it, and nothing of the learner (no name, id, class or lateness). A link that opens nothing, whatever the
+// reason (stopped, replaced, never made, malformed), gets one and the same answer, so a link's answer tells
+// nothing about any other.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 
 namespace cudojo {
 
+using api_internal::parse_id;
 using api_internal::send_error;
 using api_internal::send_json;
 using nlohmann::json;
@@ -87,9 +89,14 @@ void Api::get_share(const Request& request, Response& response) {
   Learner learner;
   const auto job = owned_job(request, response, &learner);
   if (!job) return;
-  const auto live = store_.shares().live_share(job->id, learner.id);
-  json answer = {{"job_id", job->id}, {"shared", live.has_value()}};
-  if (live) answer["created_at"] = live->created_at;
+  const auto link = store_.shares().job_share(job->id, learner.id);
+  const bool live = link && !link->revoked_at;
+  const auto class_info = store_.classes().find_class(learner.class_id);
+  json answer = {{"job_id", job->id},
+                 {"shared", live},
+                 {"sharing_open", !class_info || class_info->sharing_open},
+                 {"stopped_by_staff", link && link->revoked_at && link->stopped_by.has_value()}};
+  if (live) answer["created_at"] = link->created_at;
   response.set_header("Cache-Control", "no-store");
   send_json(response, 200, answer);
 }
@@ -102,6 +109,55 @@ void Api::revoke_share(const Request& request, Response& response) {
   try {
     // A job not shared (or stopped already, in another tab) is stopped all the same.
     store_.shares().revoke_share(job->id, learner.id);
+  } catch (const StoreError& error) {
+    return answer_store_error(request, response, error);
+  }
+  response.status = 204;
+}
+
+json api_internal::share_state_json(const std::optional<JobShare>& link) {
+  if (!link) return nullptr;
+  return {{"live", !link->revoked_at},
+          {"created_at", link->created_at},
+          {"stopped_at", link->revoked_at ? json(*link->revoked_at) : json(nullptr)},
+          {"stopped_by", link->stopped_by ? json(*link->stopped_by) : json(nullptr)}};
+}
+
+void Api::list_class_shares(const Request& request, Response& response) {
+  const auto found = class_for(request, response, ClassAccess::kRead);
+  if (!found) return;
+  int limit = 0;
+  if (!page_limit(request, response, limit)) return;
+  auto shares = store_.shares().class_shares(found->class_info.id, limit + 1);
+  const bool more = static_cast<int>(shares.size()) > limit;
+  if (more) shares.pop_back();
+  json list = json::array();
+  for (const auto& share : shares) {
+    list.push_back({{"job_id", share.job_id},
+                    {"learner", {{"id", share.learner_id}, {"name", share.learner_name}}},
+                    {"stage", share.stage},
+                    {"verdict", share.verdict ? json(*share.verdict) : json(nullptr)},
+                    {"created_at", share.created_at}});
+  }
+  response.set_header("Cache-Control", "no-store");
+  send_json(response, 200,
+            {{"sharing_open", found->class_info.sharing_open}, {"shares", list}, {"more", more}});
+}
+
+void Api::stop_class_share(const Request& request, Response& response) {
+  const auto found = class_for(request, response, ClassAccess::kChange);
+  if (!found) return;
+  const auto in_class = job_in_class(*found, request.match(2), response);
+  if (!in_class) return;
+  if (!store_usable(request, response)) return;
+  const JobRecord& job = in_class->job;
+  try {
+    // A job whose link is stopped already (by its learner, or another member of staff) is stopped
+    // all the same, and writes no audit entry.
+    store_.shares().stop_class_share(
+        found->class_info.id, job.id,
+        {found->actor(), found->class_info.id, "share.stop",
+         fmt::format("stopped the link to job #{} ({}, {})", job.id, in_class->learner.name, job.stage)});
   } catch (const StoreError& error) {
     return answer_store_error(request, response, error);
   }

@@ -19,7 +19,7 @@ using postgres_internal::Rows;
 namespace {
 
 constexpr const char* kClassColumns =
-    "c.id, c.name, c.invite_code, c.is_default, c.joining_open, c.created_at,"
+    "c.id, c.name, c.invite_code, c.is_default, c.joining_open, c.sharing_open, c.created_at,"
     " (SELECT COUNT(*) FROM learners AS l WHERE l.class_id = c.id AND l.removed_at IS NULL)";
 
 }  // namespace
@@ -34,7 +34,7 @@ std::vector<ClassInfo> PostgresStore::classes_where(Session& session, const std:
   std::vector<ClassInfo> found;
   for (int row = 0; row < rows.size(); ++row) {
     found.push_back({rows.integer(row, 0), rows.text(row, 1), rows.text(row, 2), rows.boolean(row, 3),
-                     rows.boolean(row, 4), rows.real(row, 5), rows.integer(row, 6)});
+                     rows.boolean(row, 4), rows.boolean(row, 5), rows.real(row, 6), rows.integer(row, 7)});
   }
   return found;
 }
@@ -97,10 +97,24 @@ std::optional<ClassInfo> PostgresStore::change_class(std::int64_t class_id, cons
                               .run(
                                   "UPDATE classes SET name = COALESCE($1, name),"
                                   " joining_open = COALESCE($2::boolean, joining_open),"
-                                  " invite_code = COALESCE($3, invite_code) WHERE id = $4",
-                                  Params().add(change.name).add(change.joining_open).add(code).add(class_id))
+                                  " invite_code = COALESCE($3, invite_code),"
+                                  " sharing_open = COALESCE($5::boolean, sharing_open) WHERE id = $4",
+                                  Params()
+                                      .add(change.name)
+                                      .add(change.joining_open)
+                                      .add(code)
+                                      .add(class_id)
+                                      .add(change.sharing_open))
                               .affected();
       if (changed == 0) return false;
+      // The class's row is locked by the update above, and create_share reads it FOR SHARE: a link
+      // made at the same moment is either refused or committed first and stopped here.
+      if (change.sharing_open == false) {
+        session.run("UPDATE job_shares SET revoked_at = " CUDOJO_NOW
+                    ", stopped_by = $2 WHERE revoked_at IS NULL"
+                    " AND learner_id IN (SELECT id FROM learners WHERE class_id = $1)",
+                    Params().add(class_id).add(note.actor.name));
+      }
       insert_audit(session, note);
       return true;
     });

@@ -132,6 +132,10 @@ const std::vector<const char*> kMigrations = {
     "CREATE TABLE ncu_reports (id BIGSERIAL PRIMARY KEY,"
     " job_id BIGINT UNIQUE REFERENCES jobs(id) ON DELETE CASCADE, bytes BIGINT NOT NULL,"
     " report BYTEA NOT NULL, kept_at DOUBLE PRECISION NOT NULL);",
+    // 8: an instructor's switch for links to jobs, and who of the staff stopped a link, as SQLite's
+    // step 10.
+    "ALTER TABLE classes ADD COLUMN sharing_open BOOLEAN NOT NULL DEFAULT true;"
+    "ALTER TABLE job_shares ADD COLUMN stopped_by TEXT;",
 };
 
 }  // namespace

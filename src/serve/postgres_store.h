@@ -132,7 +132,9 @@ class PostgresStore final : public Store, public ClassStore, public RejudgeStore
   std::optional<IssuedShare> create_share(std::int64_t job_id, std::int64_t learner_id,
                                           std::int64_t max_live) override;
   bool revoke_share(std::int64_t job_id, std::int64_t learner_id) override;
-  std::optional<JobShare> live_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::optional<JobShare> job_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::vector<ClassShare> class_shares(std::int64_t class_id, int limit) override;
+  bool stop_class_share(std::int64_t class_id, std::int64_t job_id, const AuditNote& note) override;
   std::optional<JobRecord> shared_job(const std::string& token) override;
 
   // LISTEN on a connection of its own; enqueue and every return to the queue NOTIFY on commit.

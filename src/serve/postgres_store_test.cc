@@ -15,7 +15,7 @@ namespace cudojo::store_test {
 
 TEST_F(PostgresStoreTest, TheSchemaIsVersionedAndANewerOneIsRefused) {
   reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "8");
   reopen();  // opening again migrates nothing
   EXPECT_EQ(testing::sql_value(location_, "SELECT COUNT(*) FROM cudojo_schema"), "1");
   store_.reset();
@@ -59,7 +59,7 @@ TEST_F(PostgresStoreTest, AVersionOneDatabaseIsMigrated) {
                     "INSERT INTO jobs (id, learner_id, stage, source, state, created_at)"
                     " VALUES (1, 1, 'reduction/3', 'kept', 'queued', 0);");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "8");
   EXPECT_EQ(migrated.job(1)->source, "kept");
   EXPECT_FALSE(migrated.submit({1, "reduction/3", "new", "cuda", "key-1"}).replayed);
   EXPECT_TRUE(migrated.submit({1, "reduction/3", "new", "cuda", "key-1"}).replayed);
@@ -77,7 +77,7 @@ TEST_F(PostgresStoreTest, AVersionTwoDatabaseGainsTheClientAddress) {
       " AND column_name = 'client_address'";
   ASSERT_EQ(testing::sql_value(location_, has_column), "0");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "8");
   EXPECT_EQ(testing::sql_value(location_, has_column), "1");
   expect_address_cap_after_migration(migrated, 1, 1);
 }
@@ -94,7 +94,7 @@ TEST_F(PostgresStoreTest, AVersionThreeDatabaseKeepsItsLearnersInTheDefaultClass
                         " verdict, report) VALUES (3, 7, 'reduction/3', 'x', 'done', 0, 1, 'accepted',"
                         " '{\"verdict\": \"accepted\", \"metrics\": {\"time_ratio\": 0.75}}');");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "7");
+  EXPECT_EQ(testing::sql_value(location_, "SELECT version FROM cudojo_schema"), "8");
   expect_classes_after_migration(migrated, token, 7, 3);
 }
 

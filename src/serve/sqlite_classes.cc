@@ -19,12 +19,12 @@ using store_internal::now_seconds;
 namespace {
 
 constexpr const char* kClassColumns =
-    "c.id, c.name, c.invite_code, c.is_default, c.joining_open, c.created_at,"
+    "c.id, c.name, c.invite_code, c.is_default, c.joining_open, c.sharing_open, c.created_at,"
     " (SELECT COUNT(*) FROM learners AS l WHERE l.class_id = c.id AND l.removed_at IS NULL)";
 
 ClassInfo read_class(const Statement& row) {
-  return {row.integer(0),      row.text(1), row.text(2),   row.integer(3) != 0,
-          row.integer(4) != 0, row.real(5), row.integer(6)};
+  return {row.integer(0),      row.text(1),         row.text(2), row.integer(3) != 0,
+          row.integer(4) != 0, row.integer(5) != 0, row.real(6), row.integer(7)};
 }
 
 }  // namespace
@@ -99,15 +99,19 @@ std::optional<ClassInfo> SqliteStore::change_class(std::int64_t class_id, const 
       Statement update(
           db_,
           "UPDATE classes SET name = COALESCE(?, name), joining_open = COALESCE(?, joining_open),"
-          " invite_code = COALESCE(?, invite_code) WHERE id = ?");
+          " invite_code = COALESCE(?, invite_code), sharing_open = COALESCE(?, sharing_open) WHERE id = ?");
+      const auto as_integer = [](std::optional<bool> flag) {
+        return flag ? std::optional<std::int64_t>(*flag ? 1 : 0) : std::nullopt;
+      };
       update.bind(1, change.name);
-      update.bind(
-          2, change.joining_open ? std::optional<std::int64_t>(*change.joining_open ? 1 : 0) : std::nullopt);
+      update.bind(2, as_integer(change.joining_open));
       update.bind(3, change.new_invite_code ? std::optional<std::string>(store_internal::random_invite_code())
                                             : std::nullopt);
-      update.bind(4, class_id);
+      update.bind(4, as_integer(change.sharing_open));
+      update.bind(5, class_id);
       update.step();
       if (sqlite3_changes(db_) == 0) return false;
+      if (change.sharing_open == false) stop_class_shares(class_id, note.actor.name);
       insert_audit(note);
       return true;
     });

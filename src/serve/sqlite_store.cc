@@ -85,12 +85,15 @@ SqliteStore::~SqliteStore() { sqlite3_close(db_); }
 // 7 adds rejudgings (serve/store_rejudging.h: jobs.rejudging_id, rejudges_job) and each job's stage
 // version (jobs.stage_version, read from its report like the figures); 8 adds job_shares (links to
 // one job, serve/store_shares.h); 9 adds jobs.profile (a profile asked for, issue #28) and
-// ncu_reports (the Nsight Compute report a profiled job kept, dropped with its job).
-// Steps up to 5, and 9, only add, and run again harmlessly; 6 rebuilds the learners table (SQLite cannot
+// ncu_reports (the Nsight Compute report a profiled job kept, dropped with its job); 10 adds
+// classes.sharing_open (an instructor's switch for links to jobs, on for every older class) and
+// job_shares.stopped_by (the member of staff who stopped a link; NULL for every older one, stopped by
+// its learner).
+// Steps up to 5, 9 and 10 only add, and run again harmlessly; 6 rebuilds the learners table (SQLite cannot
 // drop its old UNIQUE), so it runs only on a database older than it. Everything runs in one
 // transaction, with foreign keys checked before it commits.
 void SqliteStore::migrate() {
-  constexpr std::int64_t kCurrentVersion = 9;
+  constexpr std::int64_t kCurrentVersion = 10;
   // Read and finished at once: a statement left open would keep DROP TABLE below from running.
   const std::int64_t version = [this] {
     Statement version_query(db_, "PRAGMA user_version");
@@ -151,6 +154,8 @@ void SqliteStore::migrate() {
     if (version < 6) migrate_to_classes();
     if (version < 7) migrate_to_rejudging();
     if (version < 8) migrate_to_shares();
+    add_column("classes", "sharing_open", "INTEGER NOT NULL DEFAULT 1");
+    add_column("job_shares", "stopped_by", "TEXT");
     {
       Statement broken(db_, "PRAGMA foreign_key_check");
       if (broken.step())

@@ -118,7 +118,9 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore, 
   std::optional<IssuedShare> create_share(std::int64_t job_id, std::int64_t learner_id,
                                           std::int64_t max_live) override;
   bool revoke_share(std::int64_t job_id, std::int64_t learner_id) override;
-  std::optional<JobShare> live_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::optional<JobShare> job_share(std::int64_t job_id, std::int64_t learner_id) override;
+  std::vector<ClassShare> class_shares(std::int64_t class_id, int limit) override;
+  bool stop_class_share(std::int64_t class_id, std::int64_t job_id, const AuditNote& note) override;
   std::optional<JobRecord> shared_job(const std::string& token) override;
 
  private:
@@ -127,6 +129,9 @@ class SqliteStore final : public Store, public ClassStore, public RejudgeStore, 
   void migrate_to_classes();
   void migrate_to_rejudging();
   void migrate_to_shares();  // sqlite_shares.cc
+  // Stops every live link of the class's learners, as `staff_name` (under the write lock, in the
+  // caller's transaction); how many.
+  int stop_class_shares(std::int64_t class_id, const std::string& staff_name);  // sqlite_shares.cc
   // Applies or cancels a rejudging (the two differ only in what they do to the reruns).
   std::optional<Rejudging> end_rejudging(std::int64_t rejudging_id, const AuditNote& note, bool apply);
   std::optional<Rejudging> rejudging_by_id(std::int64_t rejudging_id);  // the mutex held

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "serve/store_shares.h"
 #include "serve/store_test_fixture.h"
 
 namespace cudojo::store_test {
@@ -66,7 +67,7 @@ TEST_F(SqliteStoreTest, AVersionOneDatabaseIsMigrated) {
   EXPECT_EQ(ada->name, "ada");
   EXPECT_EQ(store.job(1)->language, "python");
   EXPECT_TRUE(store.set_leaderboard(1, true)->leaderboard);
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "10");
   EXPECT_EQ(ada->class_id, store.classes().default_class().id);
   EXPECT_FALSE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
   EXPECT_TRUE(store.submit({1, "reduction/3", "y", "cuda", "key-1"}).replayed);
@@ -85,7 +86,7 @@ TEST_F(SqliteStoreTest, AVersionFiveDatabaseKeepsItsLearnersInTheDefaultClass) {
                   " report) VALUES (3, 7, 'reduction/3', 'x', 'done', 0, 1, 'accepted',"
                   " '{\"verdict\": \"accepted\", \"metrics\": {\"time_ratio\": 0.75}}');");
   Store& store = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "10");
   expect_classes_after_migration(store, token, 7, 3);
   // The rebuild switched foreign keys off for its length only: a draft of no learner is refused.
   EXPECT_EQ(error_code([&] {
@@ -130,7 +131,7 @@ TEST_F(SqliteStoreTest, AVersionFourDatabaseGainsTheClientAddress) {
       "SELECT COUNT(*) FROM pragma_table_info('jobs') WHERE name = 'client_address'";
   ASSERT_EQ(testing::sql_value(location_, has_column), "0");
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "10");
   EXPECT_EQ(testing::sql_value(location_, has_column), "1");
   expect_address_cap_after_migration(migrated, 1, 1);
 }
@@ -149,7 +150,7 @@ TEST_F(SqliteStoreTest, AVersionEightDatabaseGainsProfiledJobsAndTheirReports) {
        {"DROP TABLE ncu_reports", "ALTER TABLE jobs DROP COLUMN profile", "PRAGMA user_version = 8"})
     ASSERT_EQ(testing::sql_value(location_, sql), "") << sql;
   Store& migrated = reopen();
-  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "9");
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "10");
   EXPECT_FALSE(migrated.job(old_job)->profile);
   Submission profiled{learner, "reduction/3", "new", "cuda", "", ""};
   profiled.profile = true;
@@ -159,6 +160,34 @@ TEST_F(SqliteStoreTest, AVersionEightDatabaseGainsProfiledJobsAndTheirReports) {
   ASSERT_TRUE(claimed && claimed->id == id && claimed->profile);
   EXPECT_TRUE(migrated.keep_ncu_report(claimed->claim(), "NVIDIA Nsight Compute report"));
   EXPECT_EQ(migrated.ncu_report(id), std::optional<std::string>("NVIDIA Nsight Compute report"));
+}
+
+// A database of schema version 9 (before the class's switch for links) gains it, on for every class,
+// and who stopped a link, nobody of the staff for the links stopped before: they stay stopped.
+TEST_F(SqliteStoreTest, AVersionNineDatabaseKeepsItsLinksAndHasLinksOnInEveryClass) {
+  std::int64_t live_job = 0, stopped_job = 0;
+  std::string live_link;
+  {
+    Store& made = reopen();
+    const auto ada = made.create_learner("ada").learner;
+    live_job = finished_job(made, ada.id, "reduction/3", "accepted", 1.1);
+    stopped_job = finished_job(made, ada.id, "reduction/4", "accepted", 1.1);
+    live_link = made.shares().create_share(live_job, ada.id, 50)->token;
+    made.shares().create_share(stopped_job, ada.id, 50);
+    made.shares().revoke_share(stopped_job, ada.id);
+  }
+  store_.reset();
+  for (const char* sql : {"ALTER TABLE classes DROP COLUMN sharing_open",
+                          "ALTER TABLE job_shares DROP COLUMN stopped_by", "PRAGMA user_version = 9"})
+    ASSERT_EQ(testing::sql_value(location_, sql), "") << sql;
+  Store& migrated = reopen();
+  EXPECT_EQ(testing::sql_value(location_, "PRAGMA user_version"), "10");
+  EXPECT_TRUE(migrated.classes().default_class().sharing_open);
+  EXPECT_TRUE(migrated.shares().shared_job(live_link).has_value());
+  const auto stopped = migrated.shares().job_share(stopped_job, migrated.job(stopped_job)->learner_id);
+  ASSERT_TRUE(stopped.has_value());
+  EXPECT_TRUE(stopped->revoked_at.has_value());
+  EXPECT_EQ(stopped->stopped_by, std::nullopt);
 }
 
 // A database newer than this build's is refused, never written to.

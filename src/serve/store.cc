@@ -254,7 +254,12 @@ void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, b
   }
 }
 
-void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live) {
+void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live,
+                     bool class_shares) {
+  if (!class_shares) {
+    throw StoreError(StoreErrorCode::kNotAllowed,
+                     "your class's instructors have turned links to runs off; a link cannot be made now");
+  }
   if (state != "done") {
     throw StoreError(StoreErrorCode::kConflict,
                      "only a finished job can be shared; wait for its verdict, then make the link");

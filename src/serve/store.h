@@ -57,6 +57,8 @@ enum class StoreErrorCode {
   kLearnerBusy,
   // The submission's client address already has its share of the queue (queued or running).
   kAddressBusy,
+  // The learner's class does not allow it (links turned off): answered 403 with the reason.
+  kNotAllowed,
   // The database cannot do it now (a shared store's connection is down, or a lock it needs is held
   // by a node that was cut off): answered 503 with Retry-After and tried again by the caller; the
   // store reconnects on its next call.

@@ -36,6 +36,7 @@ struct ClassInfo {
   std::string invite_code;   // what a learner types to join (serve/classroom.h: normalize_invite_code)
   bool is_default = false;   // the class open sign-up puts learners in; made with the schema, never removed
   bool joining_open = true;  // false: the invite code is refused (the roster's own tokens still work)
+  bool sharing_open = true;  // false: its learners' links to jobs are stopped and no new one is made
   double created_at = 0;
   std::int64_t learners = 0;  // its learners, removed ones not counted
 };
@@ -43,7 +44,8 @@ struct ClassInfo {
 struct ClassChange {
   std::optional<std::string> name;
   std::optional<bool> joining_open;
-  bool new_invite_code = false;  // the old code stops working at once
+  std::optional<bool> sharing_open;  // false also stops every live link of the class's learners
+  bool new_invite_code = false;      // the old code stops working at once
 };
 
 struct StaffAccount {

@@ -74,10 +74,11 @@ void check_rejudging_size(std::int64_t matched, std::int64_t max_jobs);
 void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, bool apply,
                           std::int64_t waiting, std::int64_t unjudged = 0, std::int64_t versions = 0);
 
-// Throws StoreError kConflict unless a link to a job may be made (serve/store_shares.h): the job is
-// finished (`state` as stored), and its learner has fewer than `max_live` live links to other jobs
-// (`live_elsewhere`).
-void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live);
+// Throws unless a link to a job may be made (serve/store_shares.h): kNotAllowed when the learner's
+// class has links turned off (`class_shares` false); kConflict unless the job is finished (`state` as
+// stored) and its learner has fewer than `max_live` live links to other jobs (`live_elsewhere`).
+void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live,
+                     bool class_shares);
 // The longest token a link's lookup hashes; anything longer opens nothing.
 inline constexpr std::size_t kMaxShareTokenLength = 128;
 

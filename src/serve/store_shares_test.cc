@@ -1,7 +1,8 @@
 // Store tests of links to one job (serve/store_shares.h), on both stores: made by the job's owner
 // only, for a finished job only; only the token's digest stored; a new link stopping the one before;
 // a stopped link opening nothing; the cap on a learner's live links; nothing opened once the job is no
-// learner's finished job or its learner was removed.
+// learner's finished job or its learner was removed; a class's staff listing and stopping its
+// learners' links, and turning links off for the class.
 #include "serve/store_shares.h"
 
 #include "serve/store_test_fixture.h"
@@ -11,6 +12,19 @@ namespace cudojo::store_test {
 namespace {
 
 constexpr std::int64_t kManyLinks = 50;
+
+AuditNote staff_note(std::int64_t class_id, const std::string& action) {
+  return {{"instructor", 7, "Prof Ada"}, class_id, action, "a test"};
+}
+
+// A learner of `class_id`, joined by invite.
+Learner learner_in(Store& store, std::int64_t class_id, const std::string& name) {
+  NewLearner learner;
+  learner.name = name;
+  learner.class_id = class_id;
+  learner.origin = LearnerOrigin::kInvite;
+  return store.add_learner(learner).learner;
+}
 
 }  // namespace
 
@@ -126,6 +140,86 @@ TEST_P(StoreTest, ALinkOpensNothingOnceItsLearnerIsRemoved) {
           .change_learner(everyone.id, ada.id, removal, {{"console", 0, "test"}, everyone.id, "test", ""})
           .has_value());
   EXPECT_FALSE(store.shares().shared_job(token).has_value());
+}
+
+TEST_P(StoreTest, AClassesStaffListItsLiveLinksAndStopOneWithItsAuditEntry) {
+  Store& store = reopen();
+  const ClassInfo a = store.classes().create_class("A", staff_note(0, "class.create"));
+  const ClassInfo b = store.classes().create_class("B", staff_note(0, "class.create"));
+  const Learner ada = learner_in(store, a.id, "ada");
+  const Learner cy = learner_in(store, a.id, "cy");
+  const Learner bo = learner_in(store, b.id, "bo");
+  const std::int64_t adas = finished_job(store, ada.id, "reduction/3", "accepted", 1.1);
+  const std::int64_t cys = finished_job(store, cy.id, "reduction/4", "wrong_answer", 0);
+  const std::int64_t bos = finished_job(store, bo.id, "reduction/3", "accepted", 1.1);
+  const std::string adas_link = store.shares().create_share(adas, ada.id, kManyLinks)->token;
+  store.shares().create_share(cys, cy.id, kManyLinks);
+  store.shares().create_share(bos, bo.id, kManyLinks);
+  store.shares().revoke_share(cys, cy.id);  // stopped by its learner: not listed
+
+  const auto listed = store.shares().class_shares(a.id, 10);
+  ASSERT_EQ(listed.size(), 1u) << "class B's link, or a stopped one, was listed";
+  EXPECT_EQ(listed[0].job_id, adas);
+  EXPECT_EQ(listed[0].learner_name, "ada");
+  EXPECT_EQ(listed[0].stage, "reduction/3");
+  EXPECT_EQ(listed[0].verdict, "accepted");
+  EXPECT_EQ(store.shares().class_shares(a.id, 0).size(), 0u);
+
+  // Class A's staff reach neither class B's job nor a link already stopped.
+  EXPECT_FALSE(store.shares().stop_class_share(a.id, bos, staff_note(a.id, "share.stop")));
+  EXPECT_FALSE(store.shares().stop_class_share(a.id, cys, staff_note(a.id, "share.stop")));
+  EXPECT_TRUE(store.shares().shared_job(store.shares().create_share(bos, bo.id, kManyLinks)->token));
+  EXPECT_TRUE(store.shares().stop_class_share(a.id, adas, staff_note(a.id, "share.stop")));
+  EXPECT_FALSE(store.shares().shared_job(adas_link).has_value());
+  const auto stopped = store.shares().job_share(adas, ada.id);
+  ASSERT_TRUE(stopped.has_value());
+  EXPECT_TRUE(stopped->revoked_at.has_value());
+  EXPECT_EQ(stopped->stopped_by, "Prof Ada");
+  EXPECT_EQ(store.shares().job_share(cys, cy.id)->stopped_by, std::nullopt) << "its learner stopped it";
+  const auto audit = store.classes().audit(a.id, std::nullopt, 10);
+  ASSERT_FALSE(audit.empty());
+  EXPECT_EQ(audit.front().action, "share.stop");
+  EXPECT_EQ(
+      std::count_if(audit.begin(), audit.end(), [](const AuditEntry& e) { return e.action == "share.stop"; }),
+      1)
+      << "a stop that stopped nothing was written down";
+  // Its learner may link it again: the new link is theirs, with nobody's stop on it.
+  EXPECT_TRUE(store.shares().create_share(adas, ada.id, kManyLinks).has_value());
+  EXPECT_EQ(store.shares().job_share(adas, ada.id)->stopped_by, std::nullopt);
+}
+
+TEST_P(StoreTest, TurningAClassesLinksOffStopsEveryLiveOneForGoodAndRefusesNewOnes) {
+  Store& store = reopen();
+  const ClassInfo a = store.classes().create_class("A", staff_note(0, "class.create"));
+  const ClassInfo b = store.classes().create_class("B", staff_note(0, "class.create"));
+  EXPECT_TRUE(a.sharing_open);
+  const Learner ada = learner_in(store, a.id, "ada");
+  const Learner bo = learner_in(store, b.id, "bo");
+  const std::int64_t adas = finished_job(store, ada.id, "reduction/3", "accepted", 1.1);
+  const std::int64_t bos = finished_job(store, bo.id, "reduction/3", "accepted", 1.1);
+  const std::string adas_link = store.shares().create_share(adas, ada.id, kManyLinks)->token;
+  const std::string bos_link = store.shares().create_share(bos, bo.id, kManyLinks)->token;
+
+  ClassChange off;
+  off.sharing_open = false;
+  const auto changed = store.classes().change_class(a.id, off, staff_note(a.id, "class.change"));
+  ASSERT_TRUE(changed.has_value());
+  EXPECT_FALSE(changed->sharing_open);
+  EXPECT_FALSE(store.classes().find_class(a.id)->sharing_open);
+  EXPECT_FALSE(store.shares().shared_job(adas_link).has_value());
+  EXPECT_EQ(store.shares().job_share(adas, ada.id)->stopped_by, "Prof Ada");
+  EXPECT_TRUE(store.shares().shared_job(bos_link).has_value()) << "another class's link was stopped";
+  EXPECT_EQ(error_code([&] { store.shares().create_share(adas, ada.id, kManyLinks); }),
+            StoreErrorCode::kNotAllowed);
+
+  // Turned on again, the links stopped stay stopped; a new one opens.
+  ClassChange on;
+  on.sharing_open = true;
+  store.classes().change_class(a.id, on, staff_note(a.id, "class.change"));
+  EXPECT_FALSE(store.shares().shared_job(adas_link).has_value());
+  const auto again = store.shares().create_share(adas, ada.id, kManyLinks);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(store.shares().shared_job(again->token).has_value());
 }
 
 }  // namespace cudojo::store_test

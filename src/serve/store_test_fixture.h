@@ -38,6 +38,9 @@ inline void PrintTo(StoreErrorCode code, std::ostream* out) {
     case StoreErrorCode::kTooManyJoins:
       *out << "kTooManyJoins";
       return;
+    case StoreErrorCode::kNotAllowed:
+      *out << "kNotAllowed";
+      return;
     case StoreErrorCode::kInternal:
       *out << "kInternal";
       return;

@@ -60,7 +60,7 @@ TEST_F(ClassRoles, ReadingAClassIsForItsStaffAndAdministrators) {
   const std::string learner = "/learners/" + std::to_string(learner_a_id_);
   for (const std::string& rest :
        std::vector<std::string>{"", "/grid", "/export", "/export?format=json", "/audit", "/learners",
-                                learner + "/jobs", "/jobs/" + std::to_string(job_a_)}) {
+                                "/shares", learner + "/jobs", "/jobs/" + std::to_string(job_a_)}) {
     const std::string path = class_path(class_a_, rest);
     EXPECT_EQ(statuses("GET", path, "",
                        {&who_.nobody, &who_.stranger, &who_.learner_a, &who_.learner_b, &who_.assistant_a,
@@ -100,6 +100,8 @@ TEST_F(ClassRoles, ChangingAClassIsForItsInstructorsAndAdministrators) {
       {"DELETE", class_path(class_a_, "/deadlines/reduction/3"), "", 200},
       {"POST", class_path(class_a_, "/staff"), R"({"name": "Ta", "role": "ta"})", 200},
       {"POST", class_path(class_a_, "/tokens"), R"({"learners": "not_signed_in"})", 200},
+      {"PATCH", class_path(class_a_), R"({"sharing_open": true})", 200},
+      {"DELETE", class_path(class_a_, "/jobs/" + std::to_string(job_a_) + "/share"), "", 204},
       // Last: the learner's token changes.
       {"POST", learner + "/token", "{}", 200},
   };

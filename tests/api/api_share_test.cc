@@ -2,7 +2,8 @@
 // every kind of caller: nobody, a token nobody holds, the job's owner, another learner, the class's
 // teaching assistant and instructor, another class's instructor and an administrator. Only the owner
 // makes, reads and stops a link; anyone holding a live one reads the job, and nothing of the learner;
-// every link that opens nothing (stopped, replaced, unknown, malformed) gets the same answer.
+// every link that opens nothing (stopped, replaced, unknown, malformed) gets the same answer. The
+// class's staff list its live links and its instructors stop one or turn links off for the class.
 #include <regex>
 #include <set>
 
@@ -226,6 +227,81 @@ TEST_F(Shares, ALearnersLiveLinksAreCappedAndALinkEndsWithItsLearner) {
                               instructor_a_, json{{"removed", false}});
   ASSERT_EQ(restored.status, 200) << restored.text;
   EXPECT_EQ(ask("GET", "/api/shared/" + kept).status, 404) << "restoring a learner reopened a link";
+}
+
+TEST_F(Shares, TheClassesStaffListItsLiveLinksAndItsInstructorsStopOne) {
+  open_class();
+  const std::string link = make_link(job_);
+  const std::string listing = class_path(class_a_, "/shares");
+  const std::string stop = class_path(class_a_, "/jobs/" + std::to_string(job_) + "/share");
+  // Reading is for the class's staff and administrators; stopping for its instructors and
+  // administrators. A learner's token is refused on staff routes, another class's staff get 404.
+  for (const auto& [token, reads, stops] :
+       std::vector<std::tuple<std::string, int, int>>{{"", 401, 401},
+                                                      {owner_, 403, 403},
+                                                      {other_, 403, 403},
+                                                      {instructor_b_, 404, 404},
+                                                      {assistant_a_, 200, 403}}) {
+    EXPECT_EQ(ask("GET", listing, token).status, reads) << "GET as " << token;
+    EXPECT_EQ(ask("DELETE", stop, token).status, stops) << "DELETE as " << token;
+  }
+  const Answer listed = ask("GET", listing, admin_);
+  ASSERT_EQ(listed.status, 200) << listed.text;
+  EXPECT_EQ(listed.body["sharing_open"], true);
+  ASSERT_EQ(listed.body["shares"].size(), 1u) << listed.text;
+  EXPECT_EQ(listed.body["shares"][0]["job_id"], job_);
+  EXPECT_EQ(listed.body["shares"][0]["learner"]["name"], "Zephyrine Quill");
+  EXPECT_EQ(listed.body["shares"][0]["stage"], "reduction/3");
+  EXPECT_EQ(listed.body["more"], false);
+  EXPECT_EQ(
+      ask("GET", class_path(class_a_, "/jobs/" + std::to_string(job_)), assistant_a_).body["share"]["live"],
+      true);
+  EXPECT_EQ(ask("GET", listing + "?limit=0", admin_).status, 400);
+
+  EXPECT_EQ(ask("DELETE", stop, instructor_a_).status, 204);
+  EXPECT_EQ(ask("GET", "/api/shared/" + link).status, 404) << "a link the instructor stopped still opens";
+  EXPECT_EQ(ask("GET", listing, assistant_a_).body["shares"].size(), 0u);
+  const json staff_view =
+      ask("GET", class_path(class_a_, "/jobs/" + std::to_string(job_)), assistant_a_).body;
+  EXPECT_EQ(staff_view["share"]["live"], false);
+  EXPECT_EQ(staff_view["share"]["stopped_by"], "Ia");
+  const json owner_view = ask("GET", share_path(job_), owner_).body;
+  EXPECT_EQ(owner_view["shared"], false);
+  EXPECT_EQ(owner_view["stopped_by_staff"], true);
+  EXPECT_EQ(owner_view["sharing_open"], true);
+  const json audit = ask("GET", class_path(class_a_, "/audit"), instructor_a_).body;
+  ASSERT_FALSE(audit["entries"].empty()) << audit;
+  EXPECT_EQ(audit["entries"][0]["action"], "share.stop");
+  EXPECT_NE(audit["entries"][0]["detail"].get<std::string>().find("Zephyrine Quill"), std::string::npos);
+  // Stopped already: stopped all the same; a job of no learner of the class is none of theirs.
+  EXPECT_EQ(ask("DELETE", stop, instructor_a_).status, 204);
+  EXPECT_EQ(ask("DELETE", class_path(class_a_, "/jobs/999999/share"), instructor_a_).status, 404);
+  EXPECT_EQ(ask("DELETE", class_path(class_a_, "/jobs/x/share"), instructor_a_).status, 404);
+  // The learner may make a new link while the class allows links.
+  EXPECT_EQ(ask("POST", share_path(job_), owner_, kNoBody).status, 201);
+}
+
+TEST_F(Shares, AnInstructorTurnsTheClassesLinksOffAndEveryLiveOneStopsForGood) {
+  open_class();
+  const std::string link = make_link(job_);
+  const std::string settings = class_path(class_a_);
+  EXPECT_EQ(ask("PATCH", settings, assistant_a_, json{{"sharing_open", false}}).status, 403);
+  EXPECT_EQ(ask("PATCH", settings, instructor_a_, json{{"sharing_open", "no"}}).status, 400);
+  const Answer off = ask("PATCH", settings, instructor_a_, json{{"sharing_open", false}});
+  ASSERT_EQ(off.status, 200) << off.text;
+  EXPECT_EQ(off.body["sharing_open"], false);
+  EXPECT_EQ(ask("GET", "/api/shared/" + link).status, 404);
+  const Answer refused = ask("POST", share_path(job_), owner_, kNoBody);
+  EXPECT_EQ(refused.status, 403) << refused.text;
+  EXPECT_NE(refused.text.find("turned links to runs off"), std::string::npos) << refused.text;
+  EXPECT_EQ(ask("GET", share_path(job_), owner_).body["sharing_open"], false);
+  const json audit = ask("GET", class_path(class_a_, "/audit"), instructor_a_).body;
+  EXPECT_NE(audit["entries"][0]["detail"].get<std::string>().find("links to runs off"), std::string::npos)
+      << audit;
+  // On again: the links stopped stay stopped, and a new one opens.
+  EXPECT_EQ(ask("PATCH", settings, instructor_a_, json{{"sharing_open", true}}).body["sharing_open"], true);
+  EXPECT_EQ(ask("GET", "/api/shared/" + link).status, 404);
+  EXPECT_EQ(ask("GET", "/api/shared/" + make_link(job_)).status, 200);
 }
 
 }  // namespace
