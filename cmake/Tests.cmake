@@ -134,7 +134,7 @@ set_tests_properties(course.check_shipped PROPERTIES LABELS "course" TIMEOUT 900
 # The terminal as a client (issue #27): login, submit, status, history, pull and logout run in-process
 # against a real `cudojo serve` on loopback, and as their own processes for Ctrl-C, a server stopped
 # mid-wait and Debian's tinyproxy in between (skipped, saying so, without it); no GPU needed.
-cudojo_binary_test(cudojo_client_tests tests/client/client_commands_test.cc src/client/http_client_test.cc
+cudojo_binary_test(cudojo_client_tests tests/client/client_commands_test.cc tests/client/client_jobs_test.cc src/client/http_client_test.cc
   src/client/server_book_test.cc
   tests/client/client_signals_test.cc tests/client/client_proxy_test.cc
   src/cli/client_commands.cc src/cli/client_support.cc src/cli/client_follow.cc src/cli/cli_common.cc)

@@ -10,6 +10,24 @@
 
 namespace cudojo::cli {
 
+namespace {
+
+// A job's number: whole and positive, and short enough to be one (CLI11 would read 2^64 as 2^63-1).
+CLI::Validator job_number() {
+  return CLI::Validator(
+      [](const std::string& text) {
+        const bool digits = !text.empty() && text.size() <= 18 &&
+                            text.find_first_not_of("0123456789") == std::string::npos && text != "0" &&
+                            text.front() != '0';
+        return digits
+                   ? std::string()
+                   : "'" + text + "' is not a job number: a positive whole number, as `cudojo history` lists";
+      },
+      "");
+}
+
+}  // namespace
+
 std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
   auto c = std::make_unique<ClientCommands>();
   const auto server_option = [](CLI::App* command, ServerChoice& where) {
@@ -73,27 +91,21 @@ std::unique_ptr<ClientCommands> add_client_commands(CLI::App& app) {
                                  "  cudojo status 42\n  cudojo status 42 --json");
   c->status->add_option("job", c->status_options.job, "The job's number")
       ->required()
-      ->check(CLI::Validator(
-          [](const std::string& text) {
-            // Whole and positive, and short enough to be a job's: CLI11 would read 2^64 as 2^63-1.
-            const bool digits = !text.empty() && text.size() <= 18 &&
-                                text.find_first_not_of("0123456789") == std::string::npos && text != "0" &&
-                                text.front() != '0';
-            return digits ? std::string()
-                          : "'" + text +
-                                "' is not a job number: a positive whole number, as `cudojo history` lists";
-          },
-          ""))
+      ->check(job_number())
       ->type_name("NUMBER");
   c->status->add_flag("--json", c->status_options.follow.json, "Print the job's JSON");
   server_option(c->status, c->status_options.where);
 
-  c->history =
-      app.add_subcommand("history",
-                         "Your jobs on the server, newest first (number, stage, language, verdict, "
-                         "time ratio, when):\n  cudojo history\n  cudojo history reduction/3 --limit 50");
+  c->history = app.add_subcommand(
+      "history",
+      "Your jobs on the server, newest first (number, stage, language, verdict, "
+      "time ratio, when), a page at a time:\n  cudojo history\n  cudojo history reduction/3 "
+      "--limit 50\n  cudojo history --before 120    (the page after the one ending at job 120)");
   c->history->add_option("stage", c->history_options.stage, "Only this stage's jobs");
   c->history->add_option("--limit", c->history_options.limit, "How many (1 to 100)")->capture_default_str();
+  c->history->add_option("--before", c->history_options.before, "Only jobs older than this one (paging back)")
+      ->check(job_number())
+      ->type_name("JOB");
   c->history->add_flag("--json", c->history_options.json, "Print the API's page of history");
   server_option(c->history, c->history_options.where);
 

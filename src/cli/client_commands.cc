@@ -164,14 +164,18 @@ int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& 
   return guarded(out, err, options.json, [&] {
     if (options.limit < 1 || options.limit > 100) throw UsageError("--limit: give a number from 1 to 100");
     ApiClient api(settings_for(options.where));
-    const json page = api.history(options.stage, options.limit);
+    const json page = api.history(options.stage, options.limit, options.before);
     if (options.json) {
       out << json_text(page, 2) << "\n";
       return 0;
     }
     const json jobs = page.value("jobs", json::array());
+    const std::string on_stage = options.stage.empty() ? "" : " " + options.stage;
     if (jobs.empty()) {
-      out << (options.stage.empty() ? "no jobs yet\n" : fmt::format("no jobs on {} yet\n", options.stage));
+      if (options.before)
+        out << fmt::format("no jobs{} before job {}\n", on_stage, *options.before);
+      else
+        out << (options.stage.empty() ? "no jobs yet\n" : fmt::format("no jobs on {} yet\n", options.stage));
       return 0;
     }
     for (const auto& job : jobs) {
@@ -188,9 +192,9 @@ int run_history(const HistoryOptions& options, std::ostream& out, std::ostream& 
                          job.value("stage", ""), job.value("language", ""), verdict, ratio,
                          local_time(job.value("created_at", 0.0)), job.value("late", false) ? "  late" : "");
     }
-    if (page.contains("next_before") && !page["next_before"].is_null())
-      out << fmt::format("(the newest {}; --limit up to 100 shows more, --json the whole page)\n",
-                         jobs.size());
+    if (page.contains("next_before") && page["next_before"].is_number_integer())
+      out << fmt::format("(older jobs: cudojo history{} --before {})\n", on_stage,
+                         page["next_before"].get<std::int64_t>());
     return 0;
   });
 }

@@ -65,6 +65,7 @@ struct HistoryOptions {
   ServerChoice where;
   std::string stage;
   int limit = 20;
+  std::optional<std::int64_t> before;  // only jobs older than this one
   bool json = false;
 };
 
