@@ -9,6 +9,17 @@
 // 3. After a reload the learner's page says the run is shared (the link cannot be shown again), with
 //    "New link", which stops the old link, and "Stop sharing", after which the link says it no
 //    longer shows a run.
+// The learner joined a class made with `cudojo class create` before the server started; its staff
+// then (share_staff.cjs):
+// 4. the instructor sees the learner's new link in the Links tab (learner, stage, verdict) and stops
+//    it there after a confirm: the link opens nothing, the learner's controls say staff stopped it;
+// 5. the staff job view says since when a run is shared; "Stop the link" there (Cancel first) says
+//    who stopped it and when;
+// 6. the instructor turns links off in Settings (Cancel first, then confirmed): the live link stops,
+//    the learner's open page shows the server's refusal of a new one, after a reload says links are
+//    off with nothing to press, the Links tab says so too; then links are turned on again;
+// 7. a teaching assistant sees the Links tab and the job's link line with no Stop, and the switch
+//    disabled.
 // Each state at 1400x900 and 420 px, light and dark, with axe; screenshots in OUT_DIR (PNG for each
 // state, JPEG of the shared run and the controls for docs/screenshots/).
 "use strict";
@@ -17,7 +28,9 @@ const path = require("node:path");
 const serve = require("./serve.cjs");
 const { expect } = require("./checks.cjs");
 const steps = require("./learner_steps.cjs");
-const { signUp, openStage } = steps;
+const { openStage } = steps;
+const { joinClass } = require("./class_helpers.cjs");
+const staffSteps = require("./share_staff.cjs");
 
 const [binary, webDir, outDir] = process.argv.slice(2).map((arg) => path.resolve(arg));
 fs.mkdirSync(outDir, { recursive: true });
@@ -93,11 +106,15 @@ async function expectClosed(browser, link, label) {
   }
 }
 
+const dataDir = serve.freshDataDir();
+const made = serve.cudojoJson(binary, dataDir, ["class", "create", "GPU 201", "--instructor", "Prof Ada"]);
+
 serve.runBrowserTest(binary, webDir, async ({ url, browser }) => {
   // 1. The learner's run and its link.
   const { context, page, errors } = await freshPage(browser);
   await page.goto(url);
-  await signUp(page, LEARNER);
+  await joinClass(page, { name: LEARNER, invite: made.invite_code });
+  await page.click("#token-done");
   await openStage(page, "reduction/2");
   await page.evaluate(() => window.cudojoEditor.setValue(window.cudojoEditor.getValue() + "\nthis line does not compile\n"));
   const source = await page.evaluate(() => window.cudojoEditor.getValue());
@@ -148,7 +165,24 @@ serve.runBrowserTest(binary, webDir, async ({ url, browser }) => {
   } finally {
     await stopped.context().close();
   }
-  expect(errors.length === 0, `no script errors on the learner's page (${errors.map((e) => e.message).join("; ")})`);
-  await context.close();
+  console.log("1-3. a link made, shown once, opened signed out; New link and Stop sharing close the old ones");
+
+  // 4-7. The class's staff.
+  const staff = await freshPage(browser);
+  const assistant = await freshPage(browser);
+  const shared = { learner: page, staff: staff.page, url, made, learnerName: LEARNER, checkLook,
+                   expectClosed: (link, label) => expectClosed(browser, link, label) };
+  const jobId = await staffSteps.instructorStopsFromLinks(shared);
+  console.log("4. the Links tab lists the live link; Stop (confirmed) closes it; the learner is told staff stopped it");
+  await staffSteps.instructorStopsFromJob({ ...shared, jobId });
+  console.log("5. the job view says since when it is shared; Stop the link there says who stopped it");
+  await staffSteps.instructorTurnsLinksOff(shared);
+  console.log("6. links turned off in Settings (confirmed): links closed, the learner refused and told; on again");
+  await staffSteps.assistantReadsLinks({ ...shared, assistant: assistant.page, jobId });
+  console.log("7. a teaching assistant reads the Links tab and the job's link with no Stop; the switch disabled");
+  for (const [who, seen] of [["learner", errors], ["instructor", staff.errors], ["teaching assistant", assistant.errors]]) {
+    expect(seen.length === 0, `no script errors on the ${who}'s page (${seen.map((e) => e.message).join("; ")})`);
+  }
+  await Promise.all([context.close(), staff.context.close(), assistant.context.close()]);
   console.log("share test passed");
-}, { workers: 1 });
+}, { workers: 1, dataDir });

@@ -3,7 +3,10 @@
 // it (a teaching assistant, a friend; shared_view.js is what they see), made, copied and stopped here
 // (POST, GET and DELETE /api/jobs/{id}/share). The server keeps only the link's digest, so the link is
 // shown once, when it is made; after a reload the controls say the run is shared and offer "New
-// link" (which stops the old one) and "Stop sharing", never the old link itself.
+// link" (which stops the old one) and "Stop sharing", never the old link itself. The class's
+// instructors may turn links off for the class (the server then refuses to make one, 403, and the
+// controls say so instead of offering one) or stop one link; the controls say when staff stopped
+// the learner's last link.
 
 import { el } from "./dom.js";
 import { api, localTime } from "./api.js";
@@ -41,11 +44,19 @@ export function shareControls(jobId) {
     body.querySelector("button").focus();  // the button pressed is gone; the focus stays here
   });
 
-  function showOff() {
-    body.replaceChildren(
+  // Not shared: why, when staff stopped the last link; whether a new one may be made.
+  function showOff(answer = {}) {
+    const stoppedByStaff = answer.stopped_by_staff
+      ? el("p", { class: "share-stopped" }, "A member of your class's staff stopped your link to this run: it opens nothing now.") : null;
+    if (answer.sharing_open === false) {
+      return body.replaceChildren(...[stoppedByStaff,
+        el("p", { class: "share-closed" }, "Your class's instructors have turned links to runs off, so this run cannot be shared now.")]
+        .filter(Boolean));
+    }
+    body.replaceChildren(...[stoppedByStaff,
       el("p", {}, "Make a link that shows this run, read-only (its verdict, the report and your source, not your name), to anyone who opens it: a teaching assistant, a friend. ",
         "If you are on this stage's leaderboard, its time can be matched to your name there."),
-      el("div", { class: "button-row" }, button("Share this run", share, { class: "primary share-make" })));
+      el("div", { class: "button-row" }, button("Share this run", share, { class: "primary share-make" }))].filter(Boolean));
   }
 
   // Just made: the link itself, this once.
@@ -71,7 +82,7 @@ export function shareControls(jobId) {
          button("Stop sharing", stop, { class: "secondary share-stop" })));
   }
 
-  api(path).then((answer) => (answer.shared ? showOn(answer) : showOff())).catch((error) => {
+  api(path).then((answer) => (answer.shared ? showOn(answer) : showOff(answer))).catch((error) => {
     if ([401, 403, 404].includes(error.status)) box.remove();
     else body.replaceChildren(el("p", { class: "fail" }, `Cannot tell whether this run is shared: ${error.message}`));
   });

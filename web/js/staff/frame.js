@@ -1,5 +1,5 @@
 // What every view of one class shares: the class's name and the viewer's role in it, the links to
-// its views (Progress, Roster, Deadlines, Rejudge, Staff, Audit log, Settings) with the current one marked,
+// its views (Progress, Roster, Deadlines, Rejudge, Staff, Links, Audit log, Settings) with the current one marked,
 // and the box the view draws into. view.js draws it before each class view.
 
 import { el } from "../dom.js";
@@ -7,7 +7,7 @@ import { classHref } from "./router.js";
 import { heading } from "./ui.js";
 
 const TABS = [["grid", "Progress"], ["roster", "Roster"], ["deadlines", "Deadlines"], ["rejudge", "Rejudge"],
-              ["staff", "Staff"], ["audit", "Audit log"], ["settings", "Settings"]];
+              ["staff", "Staff"], ["links", "Links"], ["audit", "Audit log"], ["settings", "Settings"]];
 // A view inside another marks that one's tab.
 const TAB_OF = { learner: "grid", job: "grid", rejudging: "rejudge" };
 const ROLE_WORDS = { instructor: "instructor", ta: "teaching assistant (reads only)", admin: "administrator" };

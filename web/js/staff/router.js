@@ -7,6 +7,7 @@
 //   #class/3/job/55                 one run: source, report, diff against the run before
 //   #class/3/rejudge                stage versions, a new rejudging, the class's rejudgings
 //   #class/3/rejudge/7              one rejudging; ?items=all lists every job
+//   #class/3/links                  the live links learners made to their runs
 //   #class/3/roster, /deadlines, /staff, /audit, /settings
 //   #reduction/3, #course           the course's lessons, read as a learner would
 //   #shared/TOKEN                   a run a learner shared, as anyone sees it (stages.js)
@@ -14,7 +15,7 @@
 // Pure functions: parseHash reads a hash, classHref writes one, replaceParams changes the query of
 // the hash in place (a filter being typed is not a step of the browser's history).
 
-export const CLASS_VIEWS = ["grid", "roster", "deadlines", "rejudge", "staff", "audit", "settings"];
+export const CLASS_VIEWS = ["grid", "roster", "deadlines", "rejudge", "staff", "links", "audit", "settings"];
 
 const number = (text) => (/^\d+$/.test(text || "") ? Number(text) : null);
 

@@ -1,6 +1,8 @@
 // A class's settings (#class/3/settings): its name, its invite code (with Copy, and "New code",
-// after which the old one no longer joins anyone), and whether it takes new learners by that
-// code. A teaching assistant reads them and may copy the code.
+// after which the old one no longer joins anyone), whether it takes new learners by that code, and
+// whether its learners may share a run by link (share_controls.js). Turning links off stops every
+// live one for good, so the page asks first; turning them on again brings no old link back. A
+// teaching assistant reads them and may copy the code.
 
 import { el } from "../dom.js";
 import { api } from "../api.js";
@@ -39,10 +41,25 @@ export async function showSettings(box, context) {
     say(status, saved.joining_open ? "Learners may join with the invite code." : "Joining is closed: the invite code takes nobody now.");
   }));
 
+  const sharing = el("input", { type: "checkbox", ...(cls.sharing_open ? { checked: "" } : {}), ...(canChange ? {} : { disabled: "" }) });
+  sharing.addEventListener("change", async () => {
+    if (!sharing.checked && !(await confirmDialog("Turn links to runs off? Every live link of the class's learners stops for good, "
+        + "and learners cannot make new ones until links are turned back on (the old ones stay stopped).", "Turn links off"))) {
+      sharing.checked = true;
+      return;
+    }
+    await change({ sharing_open: sharing.checked }, (saved) => {
+      say(status, saved.sharing_open ? "Learners may share a run by link again; links stopped before stay stopped."
+        : "Links to runs are off: every live link stopped, and learners cannot make new ones.");
+    });
+    sharing.checked = cls.sharing_open;  // a refused change leaves the box as the class is
+  });
+
   box.replaceChildren(...[heading(3, "Settings"), status, nameForm,
     el("div", { class: "staff-form" }, field("Invite code", code), copy, canChange ? renew : null),
     el("p", { class: "staff-note" }, "Learners join on the course page with this code (\"Join your class\")."),
     el("p", {}, el("label", { class: "check" }, open, " Learners may join with the invite code")),
+    el("p", {}, el("label", { class: "check" }, sharing, " Learners may share a run by link")),
     cls.is_default ? el("p", { class: "staff-note" }, "This is the open sign-up class: whoever signs up without a code lands here.") : null]
     .filter(Boolean));
 }

@@ -10,8 +10,9 @@
 //   job.js        a run: report, source, diff        roster.js     roster import, tokens to hand out
 //   roster_table.js the roster, edit and reset       deadlines.js  each stage's deadline
 //   members.js    a class's staff                    audit.js      the audit logs
-//   settings.js   name, invite code, joining         rejudge.js    stage versions, new rejudging, list
+//   settings.js   name, invite code, switches        rejudge.js    stage versions, new rejudging, list
 //   rejudging.js  one rejudging: flips, apply        rejudge_words.js  a rejudging in words
+//   links.js      learners' live links to runs, Stop
 //
 // A teaching assistant sees the same views without the buttons that change anything (the server
 // refuses them too). The lessons stay readable: #reduction/3 shows the course as learners read it,
@@ -35,11 +36,12 @@ import { showClassAudit, showServerAudit } from "./audit.js";
 import { showSettings } from "./settings.js";
 import { showRejudge } from "./rejudge.js";
 import { showRejudging } from "./rejudging.js";
+import { showLinks } from "./links.js";
 
 const VIEWS = {
   classes: showClasses, "server-audit": showServerAudit, grid: showGrid, learner: showLearnerRuns, job: showJob,
   roster: showRoster, deadlines: showDeadlines, staff: showMembers, audit: showClassAudit, settings: showSettings,
-  rejudge: showRejudge, rejudging: showRejudging,
+  rejudge: showRejudge, rejudging: showRejudging, links: showLinks,
 };
 
 let navigation = 0;  // the newest navigation; an older one's late answer draws nothing
