@@ -17,7 +17,8 @@
 // 5. A profiled run (issue #28): the Profile box sends "profile"; once the job is done with hot spots
 //    (written into the server's store as a GPU machine's judge leaves it: no GPU here), the Result tab
 //    lists the five hottest lines, the gutter marks each line with samples by its share, and the
-//    Nsight Compute report downloads from the server under its name.
+//    Nsight Compute report downloads from the server under its name; an administrator's staff job view
+//    of the run lists the same hot spots, and downloads the same report.
 // Each state at 1400x900 and 420 px, light and dark, with axe; screenshots in OUT_DIR.
 "use strict";
 const fs = require("node:fs");
@@ -26,10 +27,14 @@ const serve = require("./serve.cjs");
 const { execFileSync } = require("node:child_process");
 const { expect } = require("./checks.cjs");
 const steps = require("./learner_steps.cjs");
+const { signInWithToken } = require("./class_helpers.cjs");
 const { signUp, openStage } = steps;
 
 const [binary, webDir, outDir] = process.argv.slice(2).map((arg) => path.resolve(arg));
 fs.mkdirSync(outDir, { recursive: true });
+// An administrator made on the server machine before it starts: the staff view of a learner's run.
+const adminDataDir = serve.freshDataDir();
+const admin = serve.cudojoJson(binary, adminDataDir, ["admin", "create", "Ada Admin"]);
 
 const statusText = (page) => page.textContent("#status");
 
@@ -301,6 +306,35 @@ function sql(dataDir, statements) {
   execFileSync("python3", ["-c", script, path.join(dataDir, "cudojo.sqlite3")], { input: JSON.stringify(statements) });
 }
 
+// The same profiled run in the staff job view (office hours): the hottest lines beside the source,
+// each leading to its line there, and the report downloaded with the staff member's token.
+async function checkStaffSeesHotSpots(browser, url, jobId, bytes) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true, acceptDownloads: true });
+  const page = await context.newPage();
+  try {
+    await page.goto(url);
+    await signInWithToken(page, admin.token, { staff: true });
+    const classes = await page.evaluate(async (token) => (await fetch("/api/classes",
+      { headers: { Authorization: `Bearer ${token}` } })).json(), admin.token);
+    const everyone = (classes.classes || classes).find((cls) => cls.is_default);
+    await page.evaluate((hash) => { location.hash = hash; }, `#class/${everyone.id}/job/${jobId}`);
+    await page.waitForSelector("#staff .hot-spots table.hot-lines", { timeout: 15000 });
+    const rows = await page.locator("#staff tr.hot-line").evaluateAll((trs) => trs.map((tr) => tr.textContent));
+    expect(rows.length === 5 && /^60%line 7/.test(rows[0]), `the staff job view lists the five hottest lines (${rows})`);
+    await page.locator("#staff tr.hot-line button.line-link").first().click();
+    const lit = await page.locator("#staff .source-line.lit").getAttribute("data-line");
+    expect(lit === "7", `the hottest line leads to line 7 of the read-only source (${lit})`);
+    const download = page.waitForEvent("download");
+    await page.locator("#staff a.ncu-report").click();
+    const saved = fs.readFileSync(await (await download).path());
+    expect(saved.equals(bytes), `the staff member downloads the run's report (${saved.length} of 1000 bytes)`);
+    await steps.checkLook(page, "staff-hot-spots", { outDir, webDir, focus: "#staff .hot-spots" });
+    console.log("profiled run, staff view: hot spots and the report");
+  } finally {
+    await context.close();
+  }
+}
+
 // 5. A profiled run: the flag sent, the hottest lines listed, the gutter's heat marks, the download.
 async function checkHotSpots(browser, url, dataDir) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 900 }, bypassCSP: true, acceptDownloads: true });
@@ -353,6 +387,7 @@ async function checkHotSpots(browser, url, dataDir) {
     const got = fs.readFileSync(await saved.path());
     expect(got.equals(bytes), `the bytes the server keeps (${got.length} of 1000)`);
     await steps.checkLook(page, "hot-spots", { outDir, webDir, focus: "#tab-result .hot-spots" });
+    await checkStaffSeesHotSpots(browser, url, job.id, bytes);
 
     // The next run's report, without hot spots, leaves no heat behind.
     await page.uncheck("#profile");
@@ -376,4 +411,4 @@ serve.runBrowserTest(binary, webDir, async ({ url, browser, dataDir }) => {
   await checkWaiting(browser);
   await checkVerdictsOnTheirStage(browser);
   console.log("learner run test passed");
-}, { workers: 0 });
+}, { workers: 0, dataDir: adminDataDir });

@@ -2,7 +2,8 @@
 // deadline), the stage version it was judged under and, for a rejudging's rerun, which rejudging
 // made it; its report drawn as the learner saw it (report_view.js), its source read-only with
 // line numbers (source_view.js; the report's line links lead there), and a diff against the
-// learner's run before it in the same stage (diff.js). Whether the learner shared it by link
+// learner's run before it in the same stage (diff.js); for a profiled run, its hot spots and the
+// Nsight Compute report to download (hot_spots.js), as its learner sees them. Whether the learner shared it by link
 // (share_controls.js): since when, or who stopped the link; an instructor may stop a live one.
 
 import { el } from "../dom.js";
@@ -11,6 +12,7 @@ import { languageBadge, languageName } from "../languages.js";
 import { lateMark, renderReport, verdictBadge } from "../report_view.js";
 import { confirmDialog } from "../dialog.js";
 import { diffView } from "../diff.js";
+import { showHotSpots } from "../hot_spots.js";
 import { lineLinker, lineMarker, sourceView } from "../source_view.js";
 import { classHref } from "./router.js";
 import { button, heading, message, say, statusLine } from "./ui.js";
@@ -67,6 +69,7 @@ export async function showJob(box, context) {
   const report = el("div", { class: "report" });
   renderReport(report, job.report ? { language, ...job.report, late: job.late, stage_version_current: job.stage_version_current } : null,
                { lineLink: lineLinker(source), mark });
+  if (job.report) showHotSpots(report, { ...job.report, job_id: job.id, ncu_report: job.ncu_report }, { lineLink: lineLinker(source) });
   const diff = el("div", {}, message("Looking for the run before..."));
   box.replaceChildren(
     el("p", { class: "crumbs" }, el("a", { href: classHref(cls.id) }, "← Progress grid"), " · ",
