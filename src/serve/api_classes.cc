@@ -243,8 +243,11 @@ void Api::change_class(const Request& request, Response& response) {
     if (!(*body)["sharing_open"].is_boolean())
       return send_error(response, 400, "\"sharing_open\" is true or false");
     change.sharing_open = (*body)["sharing_open"].get<bool>();
-    said.push_back(*change.sharing_open ? "turned links to runs on"
-                                        : "turned links to runs off, stopping every live one");
+    if (*change.sharing_open == found->class_info.sharing_open)
+      said.push_back(*change.sharing_open ? "left links to runs on (they were on)"
+                                          : "left links to runs off (they were off)");
+    else
+      said.push_back(*change.sharing_open ? "turned links to runs on" : "turned links to runs off");
   }
   if (body->contains("new_invite_code")) {
     if (!(*body)["new_invite_code"].is_boolean())

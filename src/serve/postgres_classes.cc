@@ -109,13 +109,16 @@ std::optional<ClassInfo> PostgresStore::change_class(std::int64_t class_id, cons
       if (changed == 0) return false;
       // The class's row is locked by the update above, and create_share reads it FOR SHARE: a link
       // made at the same moment is either refused or committed first and stopped here.
+      int stopped = 0;
       if (change.sharing_open == false) {
-        session.run("UPDATE job_shares SET revoked_at = " CUDOJO_NOW
-                    ", stopped_by = $2 WHERE revoked_at IS NULL"
-                    " AND learner_id IN (SELECT id FROM learners WHERE class_id = $1)",
-                    Params().add(class_id).add(note.actor.name));
+        stopped = session
+                      .run("UPDATE job_shares SET revoked_at = " CUDOJO_NOW
+                           ", stopped_by = $2 WHERE revoked_at IS NULL"
+                           " AND learner_id IN (SELECT id FROM learners WHERE class_id = $1)",
+                           Params().add(class_id).add(note.actor.name))
+                      .affected();
       }
-      insert_audit(session, note);
+      insert_audit(session, store_internal::with_links_stopped(note, stopped));
       return true;
     });
     if (!found) return std::nullopt;

@@ -164,8 +164,8 @@ std::optional<RosterEntry> PostgresStore::change_learner(std::int64_t class_id, 
       if (change.removed.value_or(false)) {
         // Their links stop for good, as in the SQLite store (sqlite_rosters.cc says why).
         session.run("UPDATE job_shares SET revoked_at = " CUDOJO_NOW
-                    " WHERE learner_id = $1 AND revoked_at IS NULL",
-                    Params().add(learner_id));
+                    ", stopped_by = $2 WHERE learner_id = $1 AND revoked_at IS NULL",
+                    Params().add(learner_id).add(note.actor.name));
       }
       insert_audit(session, note);
       return true;

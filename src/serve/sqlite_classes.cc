@@ -111,8 +111,8 @@ std::optional<ClassInfo> SqliteStore::change_class(std::int64_t class_id, const 
       update.bind(5, class_id);
       update.step();
       if (sqlite3_changes(db_) == 0) return false;
-      if (change.sharing_open == false) stop_class_shares(class_id, note.actor.name);
-      insert_audit(note);
+      const int stopped = change.sharing_open == false ? stop_class_shares(class_id, note.actor.name) : 0;
+      insert_audit(store_internal::with_links_stopped(note, stopped));
       return true;
     });
     if (!found) return std::nullopt;

@@ -154,10 +154,12 @@ std::optional<RosterEntry> SqliteStore::change_learner(std::int64_t class_id, st
       update.step();
       if (change.removed.value_or(false)) {
         // Their links stop for good: restoring the learner later must not reopen links they can no
-        // longer stop (their token is one nobody knows until staff issue a new one).
+        // longer stop (their token is one nobody knows until staff issue a new one). The member of
+        // staff who removed them stopped the links, not the learner.
         Statement stop(db_,
-                       "UPDATE job_shares SET revoked_at = ? WHERE learner_id = ? AND revoked_at IS NULL");
-        stop.bind(1, now_seconds()).bind(2, learner_id);
+                       "UPDATE job_shares SET revoked_at = ?, stopped_by = ? WHERE learner_id = ?"
+                       " AND revoked_at IS NULL");
+        stop.bind(1, now_seconds()).bind(2, note.actor.name).bind(3, learner_id);
         stop.step();
       }
       insert_audit(note);

@@ -254,6 +254,11 @@ void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, b
   }
 }
 
+AuditNote with_links_stopped(AuditNote note, int stopped) {
+  if (stopped > 0) note.detail += fmt::format(" ({} live link{} stopped)", stopped, stopped == 1 ? "" : "s");
+  return note;
+}
+
 void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live,
                      bool class_shares) {
   if (!class_shares) {

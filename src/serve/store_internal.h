@@ -79,6 +79,8 @@ void check_rejudging_open(std::int64_t rejudging_id, const std::string& state, b
 // stored) and its learner has fewer than `max_live` live links to other jobs (`live_elsewhere`).
 void check_new_share(const std::string& state, std::int64_t live_elsewhere, std::int64_t max_live,
                      bool class_shares);
+// `note` with how many live links turning a class's links off stopped, when it stopped any.
+AuditNote with_links_stopped(AuditNote note, int stopped);
 // The longest token a link's lookup hashes; anything longer opens nothing.
 inline constexpr std::size_t kMaxShareTokenLength = 128;
 

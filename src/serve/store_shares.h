@@ -30,8 +30,8 @@ struct JobShare {
   std::int64_t learner_id = 0;
   double created_at = 0;             // seconds since the epoch
   std::optional<double> revoked_at;  // set once it was stopped
-  // Who stopped it when it was not its learner: the member of staff, by hand or by turning the
-  // class's links off.
+  // Who stopped it when it was not its learner: the member of staff, by hand, by turning the
+  // class's links off or by removing the learner.
   std::optional<std::string> stopped_by;
 };
 

@@ -140,6 +140,8 @@ TEST_P(StoreTest, ALinkOpensNothingOnceItsLearnerIsRemoved) {
           .change_learner(everyone.id, ada.id, removal, {{"console", 0, "test"}, everyone.id, "test", ""})
           .has_value());
   EXPECT_FALSE(store.shares().shared_job(token).has_value());
+  // Whoever removed the learner stopped the link, not the learner.
+  EXPECT_EQ(store.shares().job_share(job, ada.id)->stopped_by, "test");
 }
 
 TEST_P(StoreTest, AClassesStaffListItsLiveLinksAndStopOneWithItsAuditEntry) {

@@ -296,8 +296,17 @@ TEST_F(Shares, AnInstructorTurnsTheClassesLinksOffAndEveryLiveOneStopsForGood) {
   EXPECT_NE(refused.text.find("turned links to runs off"), std::string::npos) << refused.text;
   EXPECT_EQ(ask("GET", share_path(job_), owner_).body["sharing_open"], false);
   const json audit = ask("GET", class_path(class_a_, "/audit"), instructor_a_).body;
-  EXPECT_NE(audit["entries"][0]["detail"].get<std::string>().find("links to runs off"), std::string::npos)
+  EXPECT_NE(
+      audit["entries"][0]["detail"].get<std::string>().find("turned links to runs off (1 live link stopped)"),
+      std::string::npos)
       << audit;
+  // Off again changes nothing, and its entry says so.
+  EXPECT_EQ(ask("PATCH", settings, instructor_a_, json{{"sharing_open", false}}).status, 200);
+  const std::string again = ask("GET", class_path(class_a_, "/audit"), instructor_a_)
+                                .body["entries"][0]["detail"]
+                                .get<std::string>();
+  EXPECT_NE(again.find("left links to runs off (they were off)"), std::string::npos) << again;
+  EXPECT_EQ(again.find("stopped"), std::string::npos) << again;
   // On again: the links stopped stay stopped, and a new one opens.
   EXPECT_EQ(ask("PATCH", settings, instructor_a_, json{{"sharing_open", true}}).body["sharing_open"], true);
   EXPECT_EQ(ask("GET", "/api/shared/" + link).status, 404);
