@@ -92,6 +92,10 @@ async function draftsStayPrivate(staff, page, url) {
 
   await signInWithToken(page, alice);
   await page.waitForSelector("#who:has-text('Alice Ang')");
+  // The stage opens again for her once her drafts have come from the server (stages.js): on a busy
+  // machine that is after her name shows, so the editor is given the time it takes.
+  await page.waitForFunction((text) => window.cudojoEditor.getValue().includes(text), secret, { timeout: 15000 })
+    .catch(() => {});
   await editorHolds(page, "cuda", (text) => text.includes(secret), "Alice signed in again gets her draft from the server");
   await draftsWithoutServer(page, url, alice);
 }
