@@ -69,11 +69,6 @@ class ShareStore {
   virtual bool revoke_share(std::int64_t job_id, std::int64_t learner_id) = 0;
   // The link of `learner_id`'s job `job_id`, live or stopped; nullopt when the job was never shared.
   virtual std::optional<JobShare> job_share(std::int64_t job_id, std::int64_t learner_id) = 0;
-  // The live link of `learner_id`'s job `job_id`, or nullopt.
-  std::optional<JobShare> live_share(std::int64_t job_id, std::int64_t learner_id) {
-    auto link = job_share(job_id, learner_id);
-    return link && !link->revoked_at ? link : std::nullopt;
-  }
   // The live links of the class's learners that open (as shared_job says), newest first; at most
   // `limit`.
   virtual std::vector<ClassShare> class_shares(std::int64_t class_id, int limit) = 0;

@@ -17,6 +17,12 @@ AuditNote staff_note(std::int64_t class_id, const std::string& action) {
   return {{"instructor", 7, "Prof Ada"}, class_id, action, "a test"};
 }
 
+// The live link of `learner`'s job `job`, or nullopt.
+std::optional<JobShare> live_link(Store& store, std::int64_t job, std::int64_t learner) {
+  auto link = store.shares().job_share(job, learner);
+  return link && !link->revoked_at ? link : std::nullopt;
+}
+
 // A learner of `class_id`, joined by invite.
 Learner learner_in(Store& store, std::int64_t class_id, const std::string& name) {
   NewLearner learner;
@@ -42,7 +48,7 @@ TEST_P(StoreTest, TheOwnerSharesAFinishedJobAndTheLinkOpensIt) {
   EXPECT_EQ(opened->id, job);
   EXPECT_EQ(opened->source, "source");
   EXPECT_EQ(opened->verdict, "accepted");
-  const auto live = store.shares().live_share(job, ada.id);
+  const auto live = live_link(store, job, ada.id);
   ASSERT_TRUE(live.has_value());
   EXPECT_DOUBLE_EQ(live->created_at, issued->share.created_at);
   // Anything else opens nothing.
@@ -59,7 +65,7 @@ TEST_P(StoreTest, OnlyTheJobsOwnerSharesItAndOnlyOnceItIsFinished) {
   EXPECT_FALSE(store.shares().create_share(done, bob.id, kManyLinks).has_value()) << "another learner's job";
   EXPECT_FALSE(store.shares().create_share(done + 100, ada.id, kManyLinks).has_value()) << "no such job";
   EXPECT_FALSE(store.shares().revoke_share(done, bob.id));
-  EXPECT_FALSE(store.shares().live_share(done, bob.id).has_value());
+  EXPECT_FALSE(live_link(store, done, bob.id).has_value());
   const std::int64_t queued = store.enqueue(ada.id, "reduction/2", "waiting");
   EXPECT_EQ(error_code([&] { store.shares().create_share(queued, ada.id, kManyLinks); }),
             StoreErrorCode::kConflict);
@@ -67,9 +73,9 @@ TEST_P(StoreTest, OnlyTheJobsOwnerSharesItAndOnlyOnceItIsFinished) {
   EXPECT_EQ(error_code([&] { store.shares().create_share(queued, ada.id, kManyLinks); }),
             StoreErrorCode::kConflict)
       << "a running job is not finished either";
-  EXPECT_FALSE(store.shares().live_share(queued, ada.id).has_value());
+  EXPECT_FALSE(live_link(store, queued, ada.id).has_value());
   // Bob's attempt left Ada's job unshared, and hers works.
-  EXPECT_FALSE(store.shares().live_share(done, ada.id).has_value());
+  EXPECT_FALSE(live_link(store, done, ada.id).has_value());
   EXPECT_TRUE(store.shares().create_share(done, ada.id, kManyLinks).has_value());
 }
 
@@ -100,7 +106,7 @@ TEST_P(StoreTest, AStoppedLinkOpensNothingAndANewLinkStopsTheOneBefore) {
   EXPECT_TRUE(store.shares().revoke_share(job, ada.id));
   EXPECT_FALSE(store.shares().revoke_share(job, ada.id)) << "stopped already";
   EXPECT_FALSE(store.shares().shared_job(second).has_value());
-  EXPECT_FALSE(store.shares().live_share(job, ada.id).has_value());
+  EXPECT_FALSE(live_link(store, job, ada.id).has_value());
   EXPECT_EQ(testing::sql_value(location_, "SELECT COUNT(*) FROM job_shares WHERE revoked_at IS NOT NULL"),
             "1");
   // Shared again: a new link, the stopped one still closed.

@@ -11,6 +11,16 @@ async function signInWithToken(page, token, { staff = false } = {}) {
   await page.waitForSelector(staff ? "#staff-bar:not([hidden])" : "#signed-in:not([hidden])");
 }
 
+// On the class's Staff tab (open already): adds `name` as a teaching assistant; their token, shown once.
+async function addAssistant(staff, name) {
+  await staff.getByLabel("Name", { exact: true }).fill(name);
+  await staff.getByLabel("Role").selectOption("ta");
+  await staff.getByRole("button", { name: "Add", exact: true }).click();
+  const secret = staff.locator(`.secret:has-text('${name}')`);
+  await secret.waitFor();
+  return secret.locator("input").inputValue();
+}
+
 // "Join your class": a name and the invite code; the token is shown once.
 async function joinClass(page, { name, invite }) {
   await page.getByLabel("Display name").fill(name);
@@ -62,4 +72,4 @@ const visibleAgain = (page) => page.evaluate(() => document.dispatchEvent(new Ev
 const everything = (page) => page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) +
   document.documentElement.outerHTML + window.cudojoEditor.getValue());
 
-module.exports = { signInWithToken, joinClass, typeAtEnd, runCompileError, downloaded, csvRows, visibleAgain, everything };
+module.exports = { signInWithToken, addAssistant, joinClass, typeAtEnd, runCompileError, downloaded, csvRows, visibleAgain, everything };

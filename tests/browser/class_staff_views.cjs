@@ -3,7 +3,7 @@
 // axe-core and narrow screens over the views with screenshots (8).
 "use strict";
 const { expect, overflowing, checkAxe } = require("./checks.cjs");
-const { downloaded, csvRows, signInWithToken } = require("./class_helpers.cjs");
+const { addAssistant, downloaded, csvRows, signInWithToken } = require("./class_helpers.cjs");
 
 // 4. The grid and its exports, after the learner's one late run.
 async function gridShowsLate(page) {
@@ -58,12 +58,7 @@ async function runsAndDiff(page, jobs) {
 // 7. A teaching assistant, added by the instructor, reads the class and changes nothing.
 async function taReadsOnly(staff, ta, url) {
   await staff.click(".class-tabs a:text-is('Staff')");
-  await staff.getByLabel("Name", { exact: true }).fill("Tim Tan");
-  await staff.getByLabel("Role").selectOption("ta");
-  await staff.getByRole("button", { name: "Add", exact: true }).click();
-  const box = staff.locator(".secret:has-text('Tim Tan')");
-  await box.waitFor();
-  const token = await box.locator("input").inputValue();
+  const token = await addAssistant(staff, "Tim Tan");
   await staff.waitForSelector("#staff tr:has(th:text-is('Tim Tan')):has-text('teaching assistant')");
   await ta.goto(url);
   await signInWithToken(ta, token, { staff: true });

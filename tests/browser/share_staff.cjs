@@ -4,7 +4,7 @@
 // say after each; a teaching assistant reads the Links tab with no Stop.
 "use strict";
 const { expect } = require("./checks.cjs");
-const { signInWithToken } = require("./class_helpers.cjs");
+const { addAssistant, signInWithToken } = require("./class_helpers.cjs");
 
 // The page's one confirm dialog (dialog.js) is open and says `pattern`; `answer` "ok" or "cancel".
 async function answerConfirm(page, pattern, answer = "ok") {
@@ -134,12 +134,7 @@ async function instructorTurnsLinksOff({ staff, learner, made, expectClosed, che
 // with nothing that stops a link, and the Settings switch disabled.
 async function assistantReadsLinks({ staff, assistant, url, made, jobId, checkLook }) {
   await openView(staff, `#class/${made.id}/staff`, "#staff form[aria-label='Add to the staff']");
-  await staff.getByLabel("Name", { exact: true }).fill("Tim Tan");
-  await staff.getByLabel("Role").selectOption("ta");
-  await staff.getByRole("button", { name: "Add", exact: true }).click();
-  const secret = staff.locator(".secret:has-text('Tim Tan')");
-  await secret.waitFor();
-  const token = await secret.locator("input").inputValue();
+  const token = await addAssistant(staff, "Tim Tan");
   await assistant.goto(url);
   await signInWithToken(assistant, token, { staff: true });
   await openView(assistant, `#class/${made.id}/links`, "#staff tr[data-job]");
